@@ -1,0 +1,52 @@
+"""`create_app(settings)`: the data service as a FastAPI application."""
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
+
+from mcp_asrama import __version__
+from mcp_asrama.config import ServiceSettings
+from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
+from mcp_asrama.service.routes import absensi, anak, health, kamar
+
+log = logging.getLogger(__name__)
+
+
+async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    log.error("database error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+    return JSONResponse(status_code=503, content={"detail": "Database tidak tersedia, coba lagi nanti"})
+
+
+async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+    log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
+    return JSONResponse(status_code=500, content={"detail": "Kesalahan internal pada service"})
+
+
+def create_app(settings: ServiceSettings) -> FastAPI:
+    """Build the service on `settings.db_url`, creating the schema if it is missing."""
+    engine = make_engine(settings.db_url)
+    init_schema(engine)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        engine.dispose()
+
+    app = FastAPI(
+        lifespan=lifespan,
+        title="Service Data Anak Asrama",
+        version=__version__,
+        description="Data anak, kamar dan absensi asrama. Semua rute data memerlukan Bearer token.",
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.sessions = make_sessionmaker(engine)
+    for module in (anak, kamar, absensi, health):
+        app.include_router(module.router)
+    app.add_exception_handler(SQLAlchemyError, _database_unavailable)
+    app.add_exception_handler(Exception, _internal_error)
+    return app

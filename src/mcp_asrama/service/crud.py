@@ -1,0 +1,177 @@
+"""Queries and writes of the data service; routes stay thin and import only these functions."""
+
+from collections.abc import Iterable, Sequence
+from datetime import date
+from typing import Any
+
+from sqlalchemy import ColumnElement, Integer, case, column, func, select, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from mcp_asrama.service.db import NAME_INDEX
+from mcp_asrama.service.models import Absensi, Anak, Base, Kamar
+from mcp_asrama.service.schemas import STATUS_ABSENSI
+
+
+def _dialect(session: Session) -> str:
+    return session.get_bind().dialect.name
+
+
+def _nama_contains(session: Session, term: str) -> ColumnElement[bool]:
+    """Case-insensitive substring match on the name, through the trigram index where there is one."""
+    if _dialect(session) == "sqlite" and len(term) >= 3:
+        phrase = '"' + term.replace('"', '""') + '"'
+        matches = (
+            text(f"SELECT rowid FROM {NAME_INDEX} WHERE {NAME_INDEX} MATCH :nama_fts")  # noqa: S608
+            .bindparams(nama_fts=phrase)
+            .columns(column("rowid", Integer))
+        )
+        return Anak.no.in_(matches)
+    escaped = term.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return func.lower(Anak.nama).like(f"%{escaped}%", escape="\\")
+
+
+def _anak_filters(
+    session: Session,
+    *,
+    nama: str | None = None,
+    kelas: str | None = None,
+    kamar: str | None = None,
+    status: str | None = None,
+    id_anak: str | None = None,
+) -> list[ColumnElement[bool]]:
+    filters: list[ColumnElement[bool]] = []
+    if nama:
+        filters.append(_nama_contains(session, nama))
+    if kelas:
+        filters.append(func.lower(Anak.kelas) == kelas.lower())
+    if kamar:
+        filters.append(func.lower(Anak.kamar) == kamar.lower())
+    if status:
+        filters.append(Anak.status == status)
+    if id_anak:
+        filters.append(Anak.id == id_anak)
+    return filters
+
+
+def cari_anak(
+    session: Session,
+    *,
+    nama: str | None,
+    kelas: str | None,
+    kamar: str | None,
+    status: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[int, Sequence[Anak]]:
+    """Students matching every given filter, ordered by name: (total, one page)."""
+    filters = _anak_filters(session, nama=nama, kelas=kelas, kamar=kamar, status=status)
+    total = session.scalar(select(func.count()).select_from(Anak).where(*filters)) or 0
+    page = session.scalars(
+        select(Anak).where(*filters).order_by(Anak.nama, Anak.id).limit(limit).offset(offset)
+    )
+    return total, page.all()
+
+
+def get_anak(session: Session, id_anak: str) -> Anak | None:
+    """One student by id, or None."""
+    return session.scalar(select(Anak).where(Anak.id == id_anak))
+
+
+def daftar_kamar(session: Session) -> list[dict[str, Any]]:
+    """Every room with `terisi`, the number of students whose `kamar` names it (case-insensitively)."""
+    occupancy = select(func.lower(Anak.kamar), func.count()).where(Anak.kamar.is_not(None))
+    terisi = {name: count for name, count in session.execute(occupancy.group_by(func.lower(Anak.kamar)))}
+    rooms = session.scalars(select(Kamar).order_by(Kamar.gedung, Kamar.nama))
+    return [
+        {
+            "nama": k.nama,
+            "gedung": k.gedung,
+            "kapasitas": k.kapasitas,
+            "musyrif": k.musyrif,
+            "terisi": terisi.get(k.nama.lower(), 0),
+        }
+        for k in rooms
+    ]
+
+
+def absensi_harian(
+    session: Session,
+    tanggal: date,
+    *,
+    kelas: str | None,
+    kamar: str | None,
+    status: str | None,
+) -> list[dict[str, Any]]:
+    """The attendance records of one day with each student's name, class and room."""
+    query = (
+        select(Absensi.id_anak, Absensi.status, Absensi.keterangan, Anak.nama, Anak.kelas, Anak.kamar)
+        .join(Anak, Anak.id == Absensi.id_anak)
+        .where(Absensi.tanggal == tanggal, *_anak_filters(session, kelas=kelas, kamar=kamar))
+        .order_by(Anak.kelas, Anak.nama, Anak.id)
+    )
+    if status:
+        query = query.where(Absensi.status == status)
+    return [dict(r) for r in session.execute(query).mappings()]
+
+
+def rekap_absensi(
+    session: Session,
+    dari: date,
+    sampai: date,
+    *,
+    kelas: str | None,
+    kamar: str | None,
+    id_anak: str | None,
+) -> list[dict[str, Any]]:
+    """Per-student counts per status over [dari, sampai], most absences first."""
+    counts = [func.sum(case((Absensi.status == s, 1), else_=0)).label(s) for s in STATUS_ABSENSI]
+    query = (
+        select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar, *counts)
+        .join(Absensi, Absensi.id_anak == Anak.id)
+        .where(Absensi.tanggal.between(dari, sampai))
+        .where(*_anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak))
+        .group_by(Anak.id, Anak.nama, Anak.kelas, Anak.kamar)
+    )
+    rows: list[dict[str, Any]] = []
+    for r in session.execute(query).mappings():
+        per_status: dict[str, int] = {s: int(r[s] or 0) for s in STATUS_ABSENSI}
+        rows.append(
+            {
+                "id_anak": r["id"],
+                "nama": r["nama"],
+                "kelas": r["kelas"],
+                "kamar": r["kamar"],
+                **per_status,
+                "tidak_hadir": per_status["izin"] + per_status["sakit"] + per_status["alpa"],
+            }
+        )
+    rows.sort(key=lambda r: (-r["tidak_hadir"], r["nama"], r["id_anak"]))
+    return rows
+
+
+def upsert(session: Session, model: type[Base], rows: Sequence[dict[str, Any]], key: Iterable[str]) -> None:
+    """Insert `rows` into `model`'s table, updating the rows whose `key` columns already exist."""
+    if not rows:
+        return
+    key = list(key)
+    insert = postgresql.insert if _dialect(session) == "postgresql" else sqlite.insert
+    statement = insert(model)
+    updates = {c: statement.excluded[c] for c in rows[0] if c not in key}
+    session.execute(statement.on_conflict_do_update(index_elements=key, set_=updates), rows)
+
+
+def existing_ids(session: Session, column_: Any, ids: Sequence[str], chunk: int = 500) -> set[str]:
+    """Which of `ids` are already stored in `column_`."""
+    found: set[str] = set()
+    for start in range(0, len(ids), chunk):
+        found.update(session.scalars(select(column_).where(column_.in_(ids[start : start + chunk]))))
+    return found
+
+
+def is_empty(session: Session) -> bool:
+    """True when the database holds no student and no room."""
+    return (
+        session.scalar(select(Anak.id).limit(1)) is None
+        and session.scalar(select(Kamar.nama).limit(1)) is None
+    )

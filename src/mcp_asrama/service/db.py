@@ -1,0 +1,93 @@
+"""Engine, sessions and schema for SQLite (default) and PostgreSQL, with a fast substring index on names.
+
+SQLite gets an FTS5 trigram table kept in step by triggers; PostgreSQL a pg_trgm GIN index on lower(nama).
+Both make `nama` substring search independent of the number of students.
+"""
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, inspect, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+
+from mcp_asrama.service.models import Base
+
+log = logging.getLogger(__name__)
+
+NAME_INDEX = "anak_nama_fts"
+
+_SQLITE_NAME_INDEX = [
+    "CREATE VIRTUAL TABLE IF NOT EXISTS anak_nama_fts USING fts5("
+    "nama, content='anak', content_rowid='no', tokenize='trigram')",
+    "CREATE TRIGGER IF NOT EXISTS anak_fts_insert AFTER INSERT ON anak BEGIN "
+    "INSERT INTO anak_nama_fts(rowid, nama) VALUES (new.no, new.nama); END",
+    "CREATE TRIGGER IF NOT EXISTS anak_fts_delete AFTER DELETE ON anak BEGIN "
+    "INSERT INTO anak_nama_fts(anak_nama_fts, rowid, nama) VALUES ('delete', old.no, old.nama); END",
+    "CREATE TRIGGER IF NOT EXISTS anak_fts_update AFTER UPDATE OF nama ON anak BEGIN "
+    "INSERT INTO anak_nama_fts(anak_nama_fts, rowid, nama) VALUES ('delete', old.no, old.nama); "
+    "INSERT INTO anak_nama_fts(rowid, nama) VALUES (new.no, new.nama); END",
+]
+_SQLITE_REBUILD_NAME_INDEX = "INSERT INTO anak_nama_fts(anak_nama_fts) VALUES ('rebuild')"
+
+_POSTGRES_NAME_INDEX = [
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    "CREATE INDEX IF NOT EXISTS ix_anak_nama_trgm ON anak USING gin (lower(nama) gin_trgm_ops)",
+]
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`; a SQLite file's folder is created, and WAL and foreign keys switched on."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+
+
+def init_schema(engine: Engine) -> None:
+    """Create missing tables and the name index; safe to call on every start."""
+    had_tables = inspect(engine).has_table("anak")
+    Base.metadata.create_all(engine)
+    dialect = engine.dialect.name
+    if dialect == "sqlite":
+        with engine.begin() as conn:
+            fresh_index = not inspect(conn).has_table(NAME_INDEX)
+            for statement in _SQLITE_NAME_INDEX:
+                conn.execute(text(statement))
+            if fresh_index and had_tables:
+                conn.execute(text(_SQLITE_REBUILD_NAME_INDEX))
+    elif dialect == "postgresql":
+        try:
+            with engine.begin() as conn:
+                for statement in _POSTGRES_NAME_INDEX:
+                    conn.execute(text(statement))
+        except DBAPIError:
+            log.warning("pg_trgm is not available: name search will scan the table")
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    """Sessions that keep loaded objects usable after commit."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def describe(url: str) -> str:
+    """The URL without its password, or the file path for SQLite (for start-up messages)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return str(Path(parsed.database or ":memory:").expanduser().resolve())
+    return parsed.render_as_string(hide_password=True)

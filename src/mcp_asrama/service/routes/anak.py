@@ -1,0 +1,47 @@
+"""`/anak`: search students, read one."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query
+
+from mcp_asrama.service import crud
+from mcp_asrama.service.deps import SessionDep, TokenDep
+from mcp_asrama.service.schemas import AnakPublic, DaftarAnak, StatusAnak
+
+router = APIRouter(prefix="/anak", tags=["anak"], dependencies=[TokenDep])
+
+Filter = Annotated[str | None, Query(max_length=200)]
+
+
+@router.get("", response_model=DaftarAnak)
+def cari_anak(
+    session: SessionDep,
+    nama: Annotated[
+        str | None, Query(max_length=200, description="Bagian nama, tanpa beda huruf besar/kecil")
+    ] = None,
+    kelas: Filter = None,
+    kamar: Filter = None,
+    status: StatusAnak | None = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> DaftarAnak:
+    """Students by part of the name and exact class, room or status (case-insensitive), ordered by name."""
+    total, page = crud.cari_anak(
+        session,
+        nama=(nama or "").strip() or None,
+        kelas=kelas,
+        kamar=kamar,
+        status=status,
+        limit=limit,
+        offset=offset,
+    )
+    return DaftarAnak(total=total, data=[AnakPublic.model_validate(a) for a in page])
+
+
+@router.get("/{id_anak}", response_model=AnakPublic, responses={404: {"description": "Anak tidak ditemukan"}})
+def detail_anak(session: SessionDep, id_anak: Annotated[str, Path(max_length=200)]) -> AnakPublic:
+    """One student, all fields."""
+    anak = crud.get_anak(session, id_anak)
+    if anak is None:
+        raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
+    return AnakPublic.model_validate(anak)

@@ -1,0 +1,165 @@
+"""The service's wire shapes, in families: what comes in (`...In`), what goes out (`...Public`).
+
+Response models are a second privacy layer: a column added to a table never leaves unless declared here.
+"""
+
+import re
+from datetime import date
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
+
+AnakId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+Teks = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+StatusAnak = Literal["aktif", "izin", "sakit", "pulang"]
+StatusAbsensi = Literal["hadir", "izin", "sakit", "alpa"]
+JenisKelamin = Literal["L", "P"]
+
+
+def _iso_date_text(value: object) -> object:
+    """Only `YYYY-MM-DD` text is a date here (pydantic would also take numbers as timestamps)."""
+    if isinstance(value, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        raise ValueError("tanggal harus berformat YYYY-MM-DD")
+    if isinstance(value, int | float):
+        raise ValueError("tanggal harus berformat YYYY-MM-DD")
+    return value
+
+
+Tanggal = Annotated[date, BeforeValidator(_iso_date_text)]
+STATUS_ABSENSI: tuple[StatusAbsensi, ...] = ("hadir", "izin", "sakit", "alpa")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class AnakIn(_Strict):
+    """A student as imported, validated field by field; `nik` to `tanggal_lahir` are personal data."""
+
+    id: AnakId
+    nama: Teks
+    kelas: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20)]
+    kamar: Annotated[str, StringConstraints(strip_whitespace=True, max_length=100)] | None = None
+    status: StatusAnak = "aktif"
+    jenis_kelamin: JenisKelamin | None = None
+    nama_wali: Teks | None = None
+    nik: Annotated[str, StringConstraints(pattern=r"^\d{16}$")] | None = None
+    no_hp_wali: Annotated[str, StringConstraints(pattern=r"^\+?[0-9][0-9 \-]{6,18}$")] | None = None
+    alamat: Annotated[str, StringConstraints(max_length=500)] | None = None
+    tanggal_lahir: Tanggal | None = None
+
+
+class AnakPublic(BaseModel):
+    """A student as the service returns it: the school's system of record returns every declared field.
+
+    Lenient on purpose: rows written by other tools are shown as they are, never turned into a 500.
+    """
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: str
+    nama: str
+    kelas: str
+    kamar: str | None
+    status: str
+    jenis_kelamin: str | None
+    nama_wali: str | None
+    nik: str | None
+    no_hp_wali: str | None
+    alamat: str | None
+    tanggal_lahir: date | None
+
+
+class DaftarAnak(BaseModel):
+    """`GET /anak`: how many match, and one page of them."""
+
+    total: int
+    data: list[AnakPublic]
+
+
+class KamarIn(_Strict):
+    """A room as imported."""
+
+    nama: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+    gedung: Teks
+    kapasitas: int = Field(ge=0, le=1000)
+    musyrif: Teks | None = None
+
+
+class KamarPublic(BaseModel):
+    """A room with its computed occupancy."""
+
+    nama: str
+    gedung: str
+    kapasitas: int
+    musyrif: str | None
+    terisi: int
+
+
+class DaftarKamar(BaseModel):
+    """`GET /kamar`."""
+
+    data: list[KamarPublic]
+
+
+class AbsensiIn(_Strict):
+    """`PUT /absensi/{tanggal}/{id_anak}` body."""
+
+    status: StatusAbsensi
+    keterangan: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] | None = None
+
+
+class AbsensiPublic(BaseModel):
+    """One attendance record, with who the student is (so clients need not look each one up)."""
+
+    id_anak: str
+    status: str
+    keterangan: str | None = None
+    nama: str | None = None
+    kelas: str | None = None
+    kamar: str | None = None
+
+
+class AbsensiHarian(BaseModel):
+    """`GET /absensi`: the records of one day."""
+
+    tanggal: date
+    data: list[AbsensiPublic]
+
+
+class JumlahStatus(BaseModel):
+    """Counts per attendance status."""
+
+    hadir: int = 0
+    izin: int = 0
+    sakit: int = 0
+    alpa: int = 0
+
+
+class RekapAnak(JumlahStatus):
+    """One student's counts over a range; `tidak_hadir` = izin + sakit + alpa."""
+
+    id_anak: str
+    nama: str
+    kelas: str
+    kamar: str | None = None
+    tidak_hadir: int = 0
+
+
+class RekapAbsensi(BaseModel):
+    """`GET /absensi/rekap`: counts over a date range, overall and per student (most absent first)."""
+
+    dari: date
+    sampai: date
+    total: JumlahStatus
+    jumlah_anak: int
+    per_anak: list[RekapAnak]
+
+
+class Kesehatan(BaseModel):
+    """`GET /healthz`."""
+
+    status: Literal["ok", "error"]
+    database: Literal["ok", "unavailable"]

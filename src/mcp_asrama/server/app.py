@@ -1,0 +1,57 @@
+"""`build_server(settings)`: the MCP server, its lifespan owning one pooled HTTP client to the service."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+from mcp.server.caching import CacheableMethod, CacheHint
+from mcp.server.mcpserver import MCPServer
+
+from mcp_asrama import __version__
+from mcp_asrama.client import AsramaClient, make_http_client
+from mcp_asrama.server import prompts, resources, tools
+from mcp_asrama.server.core import AppState, AsramaServer
+from mcp_asrama.server.settings import ServerSettings
+
+INSTRUCTIONS = (
+    "Akses baca-saja ke data anak asrama/pesantren: cari anak (cari_anak), detail satu anak (detail_anak), "
+    "daftar kamar (daftar_kamar), absensi satu hari (absensi_harian) dan rekap absensi (rekap_absensi). "
+    "Jawab hanya dari hasil tool; jangan menebak. Data pribadi (NIK, nomor HP wali, alamat) tidak tersedia."
+)
+
+# Definitions change only with a new version: hosts may cache them (public). Reads are live data: never cached.
+_DEFINITIONS = CacheHint(ttl_ms=3_600_000, scope="public")
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "server/discover": _DEFINITIONS,
+    "tools/list": _DEFINITIONS,
+    "prompts/list": _DEFINITIONS,
+    "resources/list": _DEFINITIONS,
+    "resources/templates/list": _DEFINITIONS,
+    "resources/read": CacheHint(ttl_ms=0, scope="private"),
+}
+
+
+def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport | None = None) -> AsramaServer:
+    """The asrama MCP server; `transport` lets tests reach the data service in process."""
+
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[AppState]:
+        http = make_http_client(
+            settings.base_url, token=settings.token, timeout=settings.api_timeout, transport=transport
+        )
+        async with http:
+            yield AppState(client=AsramaClient(http))
+
+    server = AsramaServer(
+        "asrama",
+        title="Data Anak Asrama",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        cache_hints=CACHE_HINTS,
+    )
+    tools.register(server)
+    resources.register(server)
+    prompts.register(server)
+    return server

@@ -1,0 +1,42 @@
+"""Argument types of tools, resources and prompts: validated before any request is made."""
+
+import re
+from datetime import date
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field
+
+ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
+MAX_RANGE_DAYS = 366
+
+
+def _not_only_dots(value: str) -> str:
+    """`.` and `..` match the id pattern but are path segments, never ids."""
+    if set(value) == {"."}:
+        raise ValueError("id tidak boleh hanya titik")
+    return value
+
+
+def _iso_date_text(value: object) -> object:
+    """Only `YYYY-MM-DD` text is a date (pydantic would also take numbers as timestamps)."""
+    if not isinstance(value, str | date) or (isinstance(value, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value)):
+        raise ValueError("tanggal harus berformat YYYY-MM-DD")
+    return value
+
+
+IdAnak = Annotated[
+    str,
+    Field(pattern=ID_PATTERN, description="Id anak, mis. 'A001'. Belum tahu id-nya? Cari dulu dengan cari_anak."),
+    AfterValidator(_not_only_dots),
+]
+Tanggal = Annotated[date, BeforeValidator(_iso_date_text), Field(description="Tanggal YYYY-MM-DD, mis. '2026-10-06'")]
+Nama = Annotated[str | None, Field(max_length=100, description="Sebagian nama anak (tanpa beda huruf besar/kecil)")]
+Kelas = Annotated[str | None, Field(max_length=20, description="Kelas persis, mis. '7A'")]
+Kamar = Annotated[str | None, Field(max_length=100, description="Nama kamar persis, mis. 'Al-Fatih 1'")]
+StatusAnak = Annotated[Literal["aktif", "izin", "sakit", "pulang"] | None, Field(description="Status anak di asrama")]
+StatusAbsensi = Annotated[
+    Literal["hadir", "izin", "sakit", "alpa"] | None,
+    Field(description="Hanya tampilkan anak dengan status absensi ini"),
+]
+Limit = Annotated[int, Field(ge=1, le=100, description="Jumlah anak per halaman (1–100)")]
+Offset = Annotated[int, Field(ge=0, le=1_000_000, description="Lewati sejumlah anak (untuk halaman berikutnya)")]

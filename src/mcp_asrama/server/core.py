@@ -1,0 +1,131 @@
+"""`AsramaServer`: the SDK's `MCPServer` with the error channels and schemas this product needs.
+
+- a tool failure is `isError: true` with a message we wrote: data-service failures mapped in `errors`,
+  invalid arguments as one short line, anything unexpected masked and logged (never `str(e)`);
+- an unknown tool or prompt, or a prompt without its required arguments, is JSON-RPC `-32602`;
+- every tool's input schema is closed (`additionalProperties: false`) and unknown arguments are refused.
+"""
+
+import json
+import logging
+from collections.abc import Iterable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, cast
+
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ToolError,
+    UnexpectedResourceError,
+    UnexpectedToolError,
+)
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, TextContent, Tool
+from pydantic import BaseModel, ValidationError
+
+from mcp_asrama.client import AsramaClient, AsramaError
+from mcp_asrama.privacy import json_text
+from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
+
+log = logging.getLogger(__name__)
+
+# The request being served by `read_resource`: static resources cannot declare a Context parameter.
+_resource_request: ContextVar[Context[Any, Any]] = ContextVar("asrama_resource_request")
+
+
+def resource_context() -> Context[Any, Any]:
+    """The Context of the resource read in progress."""
+    return _resource_request.get()
+
+
+@dataclass(frozen=True)
+class AppState:
+    """What the lifespan owns for every request of the process."""
+
+    client: AsramaClient
+
+
+def client_of(ctx: Context[Any, Any]) -> AsramaClient:
+    """The data-service client the lifespan owns."""
+    return cast(AppState, ctx.request_context.lifespan_context).client
+
+
+def tool_result(model: BaseModel) -> CallToolResult:
+    """`structuredContent` and the same JSON as compact text, without null fields."""
+    text = json_text(model)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
+
+
+def tool_error(message: str) -> CallToolResult:
+    """A tool execution error the model can read and act on."""
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+class AsramaServer(MCPServer[Any]):
+    """MCPServer with strict tool schemas, protocol errors for unknown names, and masked failures."""
+
+    async def list_tools(self) -> list[Tool]:
+        """Tools in registration order, each input schema closed and without the generated title."""
+        tools = []
+        for tool in await super().list_tools():
+            schema = {k: v for k, v in tool.input_schema.items() if k != "title"}
+            schema["additionalProperties"] = False
+            tools.append(tool.model_copy(update={"input_schema": schema}))
+        return tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Run a tool, turning every failure into one of our two error channels."""
+        tool = next((t for t in await self.list_tools() if t.name == name), None)
+        if tool is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+        unknown = sorted(set(arguments) - set(tool.input_schema.get("properties", {})))
+        if unknown:
+            return tool_error(f"Argumen tidak valid: argumen tidak dikenal: {', '.join(unknown)}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            if isinstance(exc.__cause__, AsramaError):
+                log.info(
+                    "tool failed on the data service",
+                    extra={"tool": name, "error": type(exc.__cause__).__name__},
+                )
+                return tool_error(service_message(exc.__cause__))
+            log.error("tool crashed", exc_info=exc.__cause__, extra={"tool": name})
+            return tool_error(INTERNAL_ERROR)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                return tool_error(arguments_message(cause))
+            return tool_error(str(cause) if cause is not None else INTERNAL_ERROR)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """Render a prompt; unknown names and missing required arguments are `-32602`."""
+        prompt = next((p for p in await self.list_prompts() if p.name == name), None)
+        if prompt is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}")
+        missing = sorted(a.name for a in prompt.arguments or [] if a.required and a.name not in (arguments or {}))
+        if missing:
+            raise MCPError(code=INVALID_PARAMS, message=f"Missing required argument(s): {', '.join(missing)}")
+        return await super().get_prompt(name, arguments, context)
+
+    async def read_resource(
+        self, uri: Any, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        """Read a resource; data-service failures get our message, anything unexpected is masked and logged."""
+        context = context or Context(mcp_server=self)
+        token = _resource_request.set(context)
+        try:
+            return await super().read_resource(uri, context)
+        except UnexpectedResourceError as exc:
+            if isinstance(exc.__cause__, AsramaError):
+                raise ResourceError(service_message(exc.__cause__)) from None
+            log.error("resource read crashed", exc_info=exc.__cause__)
+            raise ResourceError(INTERNAL_ERROR) from None
+        finally:
+            _resource_request.reset(token)

@@ -1,0 +1,80 @@
+"""Prompts the user picks from the host's menu: report templates that tell the model which tools to use."""
+
+import re
+from datetime import date
+from typing import Annotated
+
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import Field
+
+from mcp_asrama.server.core import AsramaServer
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _text(name: str, value: str, limit: int = 100) -> str:
+    """A user-given value, single-line and bounded, quoted for the template."""
+    value = " ".join(value.split())
+    if not value or len(value) > limit:
+        raise MCPError(code=INVALID_PARAMS, message=f"{name} harus diisi, paling panjang {limit} karakter")
+    return value
+
+
+def _date(name: str, value: str) -> date:
+    try:
+        if _DATE.fullmatch(value.strip()):
+            return date.fromisoformat(value.strip())
+    except ValueError:
+        pass
+    raise MCPError(code=INVALID_PARAMS, message=f"{name} harus tanggal yang ada, format YYYY-MM-DD")
+
+
+def laporan_kamar(nama_kamar: Annotated[str, Field(description="Nama kamar, mis. 'Al-Fatih 1'")]) -> str:
+    """Laporan singkat satu kamar: penghuni, terisi vs kapasitas, dan siapa yang tidak hadir hari ini."""
+    kamar = _text("nama_kamar", nama_kamar)
+    return (
+        f'Buatkan laporan singkat untuk kamar "{kamar}" per hari ini ({date.today().isoformat()}). '
+        f'Gunakan daftar_kamar untuk gedung, kapasitas, terisi dan musyrif; cari_anak(kamar="{kamar}") untuk '
+        f'daftar penghuni; absensi_harian(tanggal=hari ini, kamar="{kamar}") untuk yang tidak hadir. '
+        "Jawab hanya dari hasil tool; bila data tidak tersedia, katakan demikian."
+    )
+
+
+def laporan_harian(
+    tanggal: Annotated[str, Field(description="Tanggal YYYY-MM-DD")],
+    kelas: Annotated[str | None, Field(description="Kelas, mis. '7A' (opsional)")] = None,
+) -> str:
+    """Laporan absensi satu hari, untuk seluruh asrama atau satu kelas."""
+    hari = _date("tanggal", tanggal).isoformat()
+    cakupan = f'kelas "{_text("kelas", kelas, 20)}"' if kelas else "seluruh asrama"
+    filter_kelas = f', kelas="{_text("kelas", kelas, 20)}"' if kelas else ""
+    return (
+        f'Buatkan laporan absensi {cakupan} untuk tanggal {hari}. Panggil absensi_harian(tanggal="{hari}"'
+        f"{filter_kelas}). Sajikan jumlah per status, lalu daftar anak yang izin, sakit dan alpa beserta "
+        "keterangannya. Jawab hanya dari hasil tool."
+    )
+
+
+def rekap_wali_kelas(
+    kelas: Annotated[str, Field(description="Kelas, mis. '7A'")],
+    dari: Annotated[str, Field(description="Tanggal awal YYYY-MM-DD")],
+    sampai: Annotated[str, Field(description="Tanggal akhir YYYY-MM-DD")],
+) -> str:
+    """Rekap absensi satu kelas untuk wali kelas, dengan anak yang perlu diperhatikan."""
+    nama_kelas = _text("kelas", kelas, 20)
+    awal, akhir = _date("dari", dari), _date("sampai", sampai)
+    if akhir < awal:
+        raise MCPError(code=INVALID_PARAMS, message="sampai harus sama dengan atau sesudah dari")
+    return (
+        f'Buatkan rekap absensi kelas "{nama_kelas}" dari {awal.isoformat()} sampai {akhir.isoformat()} untuk wali '
+        f'kelas. Panggil rekap_absensi(dari="{awal.isoformat()}", sampai="{akhir.isoformat()}", '
+        f'kelas="{nama_kelas}") dan cari_anak(kelas="{nama_kelas}") bila perlu. Sajikan jumlah per status, '
+        "anak yang paling sering tidak hadir, dan saran tindak lanjut yang wajar. Jawab hanya dari hasil tool."
+    )
+
+
+def register(server: AsramaServer) -> None:
+    """Add the prompts in a fixed order."""
+    for fn in (laporan_kamar, laporan_harian, rekap_wali_kelas):
+        server.prompt()(fn)

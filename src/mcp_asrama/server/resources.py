@@ -1,0 +1,51 @@
+"""Resources the host may attach as context: rooms, one student, one day's attendance (JSON, allowlisted)."""
+
+import re
+from datetime import date
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+
+from mcp_asrama.client import NotFound
+from mcp_asrama.privacy import json_text
+from mcp_asrama.server.arguments import ID_PATTERN
+from mcp_asrama.server.core import AsramaServer, client_of, resource_context
+from mcp_asrama.server.models import DetailAnak, HasilDaftarKamar
+from mcp_asrama.server.tools import ringkas_absensi
+
+JSON = "application/json"
+
+
+async def kamar() -> str:
+    """Semua kamar asrama: gedung, kapasitas, jumlah terisi dan musyrif."""
+    rooms = (await client_of(resource_context()).daftar_kamar()).data
+    return json_text(HasilDaftarKamar(jumlah=len(rooms), data=rooms))
+
+
+async def anak(id_anak: str, ctx: Context) -> str:
+    """Data satu anak (tanpa data pribadi), mis. asrama://anak/A001."""
+    if not re.fullmatch(ID_PATTERN, id_anak) or set(id_anak) == {"."}:
+        raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
+    try:
+        found = await client_of(ctx).detail_anak(id_anak)
+    except NotFound:
+        raise ResourceNotFoundError(f"Anak dengan id '{id_anak}' tidak ditemukan") from None
+    return json_text(DetailAnak.model_validate(found.model_dump()))
+
+
+async def absensi(tanggal: str, ctx: Context) -> str:
+    """Absensi satu tanggal: jumlah per status dan anak yang tidak hadir, mis. asrama://absensi/2026-10-06."""
+    try:
+        day = date.fromisoformat(tanggal) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", tanggal) else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise ResourceNotFoundError("tanggal tidak valid: gunakan tanggal yang ada, format YYYY-MM-DD")
+    return json_text(await ringkas_absensi(client_of(ctx), day))
+
+
+def register(server: AsramaServer) -> None:
+    """Add the room list and the two templates."""
+    server.resource("asrama://kamar", name="kamar", title="Daftar kamar", mime_type=JSON)(kamar)
+    server.resource("asrama://anak/{id_anak}", name="anak", title="Data anak", mime_type=JSON)(anak)
+    server.resource("asrama://absensi/{tanggal}", name="absensi", title="Absensi harian", mime_type=JSON)(absensi)

@@ -1,0 +1,188 @@
+"""The tools: the tutorial's names and arguments, validated inputs, allowlisted and budgeted outputs."""
+
+import inspect
+from collections import Counter
+from collections.abc import Callable
+from datetime import date
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, ToolAnnotations
+
+from mcp_asrama.client import AsramaClient, NotFound
+from mcp_asrama.client.models import CatatanAbsensi, JumlahStatus
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
+from mcp_asrama.server.arguments import (
+    MAX_RANGE_DAYS,
+    IdAnak,
+    Kamar,
+    Kelas,
+    Limit,
+    Nama,
+    Offset,
+    StatusAbsensi,
+    StatusAnak,
+    Tanggal,
+)
+from mcp_asrama.server.core import AsramaServer, client_of, tool_result
+from mcp_asrama.server.models import (
+    DetailAnak,
+    HasilAbsensiHarian,
+    HasilCariAnak,
+    HasilDaftarKamar,
+    HasilRekapAbsensi,
+)
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+TOP_ABSENT = 10
+
+
+async def cari_anak(
+    ctx: Context,
+    nama: Nama = None,
+    kelas: Kelas = None,
+    kamar: Kamar = None,
+    status: StatusAnak = None,
+    limit: Limit = 20,
+    offset: Offset = 0,
+) -> Annotated[CallToolResult, HasilCariAnak]:
+    """Cari anak asrama berdasarkan sebagian nama, kelas (mis. '7A'), nama kamar (mis. 'Al-Fatih 1') atau status
+    (aktif, izin, sakit, pulang). Semua filter opsional dan digabung (DAN). Hasil: total yang cocok dan satu halaman
+    anak (id, nama, kelas, kamar, status, nama_wali); bila ada next_offset, panggil lagi dengan offset=next_offset
+    untuk halaman berikutnya. Gunakan id dari hasil ini untuk detail_anak."""
+    found = await client_of(ctx).cari_anak(
+        nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset
+    )
+    shown = fitting_count(found.data, RESULT_BUDGET)
+    following = offset + shown
+    catatan = None
+    if shown < len(found.data):
+        catatan = f"Hasil dipotong agar ringkas: {shown} dari {len(found.data)} anak di halaman ini."
+    return tool_result(
+        HasilCariAnak(
+            total=found.total,
+            data=found.data[:shown],
+            catatan=catatan,
+            next_offset=following if following < found.total else None,
+        )
+    )
+
+
+async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult, DetailAnak]:
+    """Detail satu anak asrama berdasarkan id (mis. 'A001'): nama, kelas, kamar, status, jenis kelamin dan nama
+    wali. Belum tahu id-nya? Cari dulu dengan cari_anak."""
+    try:
+        anak = await client_of(ctx).detail_anak(id_anak)
+    except NotFound:
+        raise ToolError(
+            f"Anak dengan id '{id_anak}' tidak ditemukan. Cari id yang benar dengan cari_anak "
+            "(mis. berdasarkan nama atau kelas)."
+        ) from None
+    return tool_result(DetailAnak.model_validate(anak.model_dump()))
+
+
+async def daftar_kamar(ctx: Context) -> Annotated[CallToolResult, HasilDaftarKamar]:
+    """Daftar semua kamar asrama: gedung (Putra/Putri), kapasitas, jumlah terisi dan musyrif (pembina kamar)."""
+    kamar = (await client_of(ctx).daftar_kamar()).data
+    return tool_result(HasilDaftarKamar(jumlah=len(kamar), data=kamar))
+
+
+def _require_field(records: list[CatatanAbsensi], field: str) -> None:
+    if any(getattr(r, field) is None for r in records):
+        raise ToolError(
+            f"Layanan data asrama tidak menyertakan {field} pada data absensi, jadi filter {field} "
+            f"tidak bisa diterapkan. Panggil tanpa filter {field}, lalu cocokkan dengan "
+            f"cari_anak({field}=...)."
+        )
+
+
+async def ringkas_absensi(
+    client: AsramaClient,
+    tanggal: date,
+    kelas: str | None = None,
+    kamar: str | None = None,
+    status: str | None = None,
+) -> HasilAbsensiHarian:
+    """One day's attendance, aggregated first: counts per status, then who was not `hadir` (or had `status`)."""
+    records = (await client.absensi(tanggal, kelas=kelas, kamar=kamar)).data
+    for field, wanted in (("kelas", kelas), ("kamar", kamar)):
+        if wanted:
+            _require_field(records, field)
+            records = [r for r in records if (getattr(r, field) or "").lower() == wanted.lower()]
+    counts = Counter(r.status for r in records)
+    listed = [r for r in records if (r.status == status if status else r.status != "hadir")]
+    shown = fitting_count(listed, RESULT_BUDGET)
+    notes = []
+    if not records:
+        notes.append("Belum ada data absensi untuk tanggal dan filter ini.")
+    if shown < len(listed):
+        notes.append(f"Daftar dipotong: {shown} dari {len(listed)} anak. Persempit dengan kelas, kamar atau status.")
+    if any(r.nama is None for r in listed[:shown]):
+        notes.append("Layanan tidak menyertakan nama/kelas/kamar; gunakan detail_anak untuk id yang perlu.")
+    return HasilAbsensiHarian(
+        tanggal=tanggal,
+        jumlah_anak=len(records),
+        per_status=JumlahStatus(**{s: counts.get(s, 0) for s in ("hadir", "izin", "sakit", "alpa")}),
+        tidak_hadir=listed[:shown],
+        catatan=" ".join(notes) or None,
+    )
+
+
+async def absensi_harian(
+    ctx: Context,
+    tanggal: Tanggal,
+    kelas: Kelas = None,
+    kamar: Kamar = None,
+    status: StatusAbsensi = None,
+) -> Annotated[CallToolResult, HasilAbsensiHarian]:
+    """Absensi anak asrama pada satu tanggal (YYYY-MM-DD): jumlah per status (hadir, izin, sakit, alpa), lalu
+    daftar anak yang TIDAK hadir beserta keterangannya. Filter opsional: kelas (mis. '7A'), kamar, dan status
+    (mis. 'izin' untuk hanya yang izin). Untuk rentang tanggal gunakan rekap_absensi."""
+    return tool_result(await ringkas_absensi(client_of(ctx), tanggal, kelas, kamar, status))
+
+
+async def rekap_absensi(
+    ctx: Context,
+    dari: Tanggal,
+    sampai: Tanggal,
+    kelas: Kelas = None,
+    kamar: Kamar = None,
+    id_anak: IdAnak | None = None,
+) -> Annotated[CallToolResult, HasilRekapAbsensi]:
+    """Rekap absensi dari tanggal `dari` sampai `sampai` (YYYY-MM-DD, inklusif, paling panjang 366 hari): jumlah per
+    status dan 10 anak yang paling sering tidak hadir. Filter opsional: kelas, kamar, atau satu anak (id_anak)."""
+    if sampai < dari:
+        raise ToolError("Argumen tidak valid: sampai harus sama dengan atau sesudah dari.")
+    if (sampai - dari).days >= MAX_RANGE_DAYS:
+        raise ToolError(f"Argumen tidak valid: rentang paling panjang {MAX_RANGE_DAYS} hari.")
+    try:
+        rekap = await client_of(ctx).rekap(dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, limit=TOP_ABSENT)
+    except NotFound:
+        raise ToolError(
+            "Layanan data asrama ini tidak menyediakan rekap absensi (/absensi/rekap). "
+            "Gunakan absensi_harian per tanggal."
+        ) from None
+    return tool_result(
+        HasilRekapAbsensi(
+            dari=rekap.dari,
+            sampai=rekap.sampai,
+            jumlah_anak=rekap.jumlah_anak,
+            total=rekap.total,
+            paling_sering_tidak_hadir=[r for r in rekap.per_anak[:TOP_ABSENT] if r.tidak_hadir > 0],
+        )
+    )
+
+
+def register(server: AsramaServer) -> None:
+    """Add the tools in a fixed order (hosts cache the list; a stable order keeps prompt caches warm)."""
+    titles: dict[Callable[..., Any], str] = {
+        cari_anak: "Cari anak",
+        detail_anak: "Detail anak",
+        daftar_kamar: "Daftar kamar",
+        absensi_harian: "Absensi harian",
+        rekap_absensi: "Rekap absensi",
+    }
+    for fn, title in titles.items():
+        description = " ".join(inspect.cleandoc(fn.__doc__ or "").split())
+        server.tool(title=title, description=description, annotations=READ_ONLY)(fn)

@@ -2,7 +2,8 @@
 
 - a tool failure is `isError: true` with a message we wrote: data-service failures mapped in `errors`,
   invalid arguments as one short line, anything unexpected masked and logged (never `str(e)`);
-- an unknown tool or prompt, or a prompt without its required arguments, is JSON-RPC `-32602`;
+- an unknown tool or prompt, a prompt without its required arguments or with arguments it does not declare, is
+  JSON-RPC `-32602`; a prompt that fails unexpectedly is a masked `-32603` in both eras (never `str(e)`);
 - every tool's input schema is closed (`additionalProperties: false`) and unknown arguments are refused.
 """
 
@@ -22,6 +23,7 @@ from mcp.server.mcpserver.exceptions import (
     UnexpectedToolError,
 )
 from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR as INTERNAL_ERROR_CODE
 from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, TextContent, Tool
 from pydantic import BaseModel, ValidationError
 
@@ -63,6 +65,12 @@ def tool_error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
+def _names(names: list[str], limit: int = 5, width: int = 40) -> str:
+    """Caller-chosen names, bounded: a few, each cut short (the caller may send anything)."""
+    shown = ", ".join(n if len(n) <= width else n[: width - 1] + "…" for n in names[:limit])
+    return shown + (f" (+{len(names) - limit} lagi)" if len(names) > limit else "")
+
+
 class AsramaServer(MCPServer[Any]):
     """MCPServer with strict tool schemas, protocol errors for unknown names, and masked failures."""
 
@@ -84,7 +92,7 @@ class AsramaServer(MCPServer[Any]):
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
         unknown = sorted(set(arguments) - set(tool.input_schema.get("properties", {})))
         if unknown:
-            return tool_error(f"Argumen tidak valid: argumen tidak dikenal: {', '.join(unknown)}")
+            return tool_error(f"Argumen tidak valid: argumen tidak dikenal: {_names(unknown)}")
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
@@ -109,10 +117,20 @@ class AsramaServer(MCPServer[Any]):
         prompt = next((p for p in await self.list_prompts() if p.name == name), None)
         if prompt is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}")
+        declared = {a.name for a in prompt.arguments or []}
         missing = sorted(a.name for a in prompt.arguments or [] if a.required and a.name not in (arguments or {}))
         if missing:
             raise MCPError(code=INVALID_PARAMS, message=f"Missing required argument(s): {', '.join(missing)}")
-        return await super().get_prompt(name, arguments, context)
+        unknown = sorted(set(arguments or {}) - declared)
+        if unknown:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown argument(s): {_names(unknown)}")
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except MCPError:
+            raise
+        except Exception as exc:
+            log.error("prompt crashed", exc_info=exc, extra={"prompt": name})
+            raise MCPError(code=INTERNAL_ERROR_CODE, message=f"Error rendering prompt {name}") from None
 
     async def read_resource(
         self, uri: Any, context: Context[Any, Any] | None = None

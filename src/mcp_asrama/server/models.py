@@ -27,8 +27,9 @@ class DetailAnak(Anak):
 class HasilDaftarKamar(_Result):
     """Every room with building, capacity, occupancy and musyrif."""
 
-    jumlah: int
+    jumlah: int = Field(description="Jumlah semua kamar")
     data: list[Kamar]
+    catatan: str | None = None
 
 
 class HasilAbsensiHarian(_Result):

@@ -10,16 +10,15 @@ from mcp_asrama.client import NotFound
 from mcp_asrama.privacy import json_text
 from mcp_asrama.server.arguments import ID_PATTERN
 from mcp_asrama.server.core import AsramaServer, client_of, resource_context
-from mcp_asrama.server.models import DetailAnak, HasilDaftarKamar
-from mcp_asrama.server.tools import ringkas_absensi
+from mcp_asrama.server.models import DetailAnak
+from mcp_asrama.server.tools import ringkas_absensi, ringkas_kamar
 
 JSON = "application/json"
 
 
 async def kamar() -> str:
     """Semua kamar asrama: gedung, kapasitas, jumlah terisi dan musyrif."""
-    rooms = (await client_of(resource_context()).daftar_kamar()).data
-    return json_text(HasilDaftarKamar(jumlah=len(rooms), data=rooms))
+    return json_text(ringkas_kamar((await client_of(resource_context()).daftar_kamar()).data))
 
 
 async def anak(id_anak: str, ctx: Context) -> str:

@@ -11,7 +11,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 
 from mcp_asrama.client import AsramaClient, NotFound
-from mcp_asrama.client.models import CatatanAbsensi, JumlahStatus
+from mcp_asrama.client.models import CatatanAbsensi, JumlahStatus, RekapAnak
+from mcp_asrama.client.models import Kamar as DataKamar
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server.arguments import (
     MAX_RANGE_DAYS,
@@ -54,6 +55,12 @@ async def cari_anak(
     found = await client_of(ctx).cari_anak(
         nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset
     )
+    if status and any((a.status or "").lower() != status for a in found.data):
+        # A tutorial-contract service ignores `status`: say so rather than present others as matches.
+        raise ToolError(
+            "Layanan data asrama ini tidak mendukung filter status pada pencarian anak. Panggil cari_anak "
+            "tanpa status; setiap anak di hasil menyertakan statusnya."
+        )
     shown = fitting_count(found.data, RESULT_BUDGET)
     following = offset + shown
     catatan = None
@@ -84,8 +91,19 @@ async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult
 
 async def daftar_kamar(ctx: Context) -> Annotated[CallToolResult, HasilDaftarKamar]:
     """Daftar semua kamar asrama: gedung (Putra/Putri), kapasitas, jumlah terisi dan musyrif (pembina kamar)."""
-    kamar = (await client_of(ctx).daftar_kamar()).data
-    return tool_result(HasilDaftarKamar(jumlah=len(kamar), data=kamar))
+    return tool_result(ringkas_kamar((await client_of(ctx).daftar_kamar()).data))
+
+
+def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
+    """Every room, cut to the budget (with a note saying so) for a very large school."""
+    shown = fitting_count(rooms, RESULT_BUDGET)
+    catatan = None
+    if shown < len(rooms):
+        catatan = (
+            f"Daftar dipotong agar ringkas: {shown} dari {len(rooms)} kamar. Untuk kamar lain, tanyakan penghuninya "
+            "dengan cari_anak(kamar=...)."
+        )
+    return HasilDaftarKamar(jumlah=len(rooms), data=rooms[:shown], catatan=catatan)
 
 
 def _require_field(records: list[CatatanAbsensi], field: str) -> None:
@@ -142,6 +160,11 @@ async def absensi_harian(
     return tool_result(await ringkas_absensi(client_of(ctx), tanggal, kelas, kamar, status))
 
 
+def _most_absent(per_anak: list[RekapAnak]) -> list[RekapAnak]:
+    """The `TOP_ABSENT` students with most absences, whatever order the service sent (stable on ties)."""
+    return sorted(per_anak, key=lambda r: r.tidak_hadir, reverse=True)[:TOP_ABSENT]
+
+
 async def rekap_absensi(
     ctx: Context,
     dari: Tanggal,
@@ -169,7 +192,7 @@ async def rekap_absensi(
             sampai=rekap.sampai,
             jumlah_anak=rekap.jumlah_anak,
             total=rekap.total,
-            paling_sering_tidak_hadir=[r for r in rekap.per_anak[:TOP_ABSENT] if r.tidak_hadir > 0],
+            paling_sering_tidak_hadir=[r for r in _most_absent(rekap.per_anak) if r.tidak_hadir > 0],
         )
     )
 

@@ -1,0 +1,113 @@
+"""Only the fields our output models declare ever leave: every output of every tool, resource and prompt is scanned.
+
+Two upstreams: a fake one that adds personal data and fields a future service might add (email_wali, nisn,
+riwayat_penyakit, nested objects, response-level extras) to everything it sends, even to its 404 body; and our real
+service with personal data in its database.
+"""
+
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from tests.conftest import TUTORIAL_ANAK, service_client
+from tests.server.conftest import connect, server_for
+from tests.server.support import RESOURCE_URIS, TOOLS, leaked_values, leaky_upstream
+
+pytestmark = pytest.mark.anyio
+
+# Calls that exercise every tool, its filters, its error paths and its paging.
+TOOL_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("cari_anak", {}),
+    ("cari_anak", {"nama": "a", "limit": 1}),
+    ("cari_anak", {"kelas": "7A", "offset": 1}),
+    ("cari_anak", {"kamar": "Al-Fatih 1", "status": "aktif"}),
+    ("detail_anak", {"id_anak": "A001"}),
+    ("detail_anak", {"id_anak": "A002"}),
+    ("detail_anak", {"id_anak": "A003"}),
+    ("detail_anak", {"id_anak": "X999"}),
+    ("daftar_kamar", {}),
+    ("absensi_harian", {"tanggal": "2026-10-06"}),
+    ("absensi_harian", {"tanggal": "2026-10-08", "kelas": "7A"}),
+    ("absensi_harian", {"tanggal": "2026-10-08", "kamar": "Al-Fatih 1", "status": "alpa"}),
+    ("absensi_harian", {"tanggal": "2026-10-06", "status": "hadir"}),
+    ("rekap_absensi", {"dari": "2026-10-01", "sampai": "2026-10-31"}),
+    ("rekap_absensi", {"dari": "2026-10-06", "sampai": "2026-10-09", "kelas": "7A"}),
+    ("rekap_absensi", {"dari": "2026-10-06", "sampai": "2026-10-09", "id_anak": "A002"}),
+]
+EXTRA_URIS = ["asrama://anak/A002", "asrama://anak/A003", "asrama://anak/X999", "asrama://absensi/2026-10-08"]
+PROMPTS: list[tuple[str, dict[str, str]]] = [
+    ("laporan_kamar", {"nama_kamar": "Al-Fatih 1"}),
+    ("laporan_harian", {"tanggal": "2026-10-06"}),
+    ("laporan_harian", {"tanggal": "2026-10-06", "kelas": "7A"}),
+    ("rekap_wali_kelas", {"kelas": "7A", "dari": "2026-10-01", "sampai": "2026-10-31"}),
+]
+
+
+async def every_output(client: Client) -> list[str]:
+    """The complete serialized result (content, structuredContent, _meta, errors) of every call we can make."""
+    outputs = [(await client.list_tools()).model_dump_json()]
+    failed = []
+    for name, arguments in TOOL_CALLS:
+        result = await client.call_tool(name, arguments)
+        outputs.append(result.model_dump_json())
+        if result.is_error:
+            failed.append((name, arguments))
+    # The scan is not vacuous: every tool answered with data, only the unknown id failed.
+    assert {name for name, _ in TOOL_CALLS} == set(TOOLS)
+    assert failed == [("detail_anak", {"id_anak": "X999"})]
+    outputs.append((await client.list_resources()).model_dump_json())
+    outputs.append((await client.list_resource_templates()).model_dump_json())
+    for uri in RESOURCE_URIS + EXTRA_URIS:
+        try:
+            outputs.append((await client.read_resource(uri)).model_dump_json())
+        except MCPError as exc:
+            assert uri.endswith("X999")
+            outputs.append(exc.error.model_dump_json())
+    outputs.append((await client.list_prompts()).model_dump_json())
+    for name, arguments in PROMPTS:
+        outputs.append((await client.get_prompt(name, arguments)).model_dump_json())
+    return outputs
+
+
+def leaks(outputs: list[str], values: set[str]) -> list[tuple[str, str]]:
+    return [(value, output[:200]) for output in outputs for value in values if value in output]
+
+
+async def test_leaky_upstream_really_sends_what_the_scan_looks_for() -> None:
+    """Guards the scan: without our allowlist the values would be there."""
+    paths = ["/anak", "/anak/A001", "/anak/X999", "/kamar", "/absensi?tanggal=2026-10-06",
+             "/absensi/rekap?dari=2026-10-01&sampai=2026-10-02"]  # fmt: skip
+    async with service_client(leaky_upstream()) as http:
+        sent = "".join([(await http.get(path)).text for path in paths])
+    assert sorted(value for value in leaked_values() if value not in sent) == []
+
+
+async def test_no_personal_or_unknown_field_leaves_from_a_leaky_upstream(era: str) -> None:
+    async with connect(server_for(leaky_upstream()), era) as client:
+        outputs = await every_output(client)
+        found = await client.call_tool("absensi_harian", {"tanggal": "2026-10-06"})
+    assert leaks(outputs, leaked_values()) == []
+    for field in ("nik", "no_hp_wali", "alamat", "tanggal_lahir", "email_wali", "nisn", "riwayat_penyakit",
+                  "kesehatan", "kode_kunci", "cctv_url", "debug"):  # fmt: skip
+        assert all(f'"{field}"' not in output for output in outputs), field
+    # The scan saw real data: the allowlisted fields did come through.
+    assert not found.is_error
+    assert found.structured_content is not None
+    assert found.structured_content["tidak_hadir"][0]["nama"] == "Budi Santoso"
+
+
+async def test_no_personal_data_leaves_from_our_service(service_app: FastAPI, era: str) -> None:
+    personal = {
+        str(anak[field])
+        for anak in TUTORIAL_ANAK
+        for field in ("nik", "no_hp_wali", "alamat", "tanggal_lahir")
+        if anak.get(field)
+    }
+    assert "3171000000000001" in personal and "2013-01-05" in personal
+    async with connect(server_for(service_app), era) as client:
+        outputs = await every_output(client)
+    assert leaks(outputs, personal) == []
+    assert any("Ahmad Fauzi" in output for output in outputs)

@@ -74,20 +74,38 @@ def _names(names: list[str], limit: int = 5, width: int = 40) -> str:
 class AsramaServer(MCPServer[Any]):
     """MCPServer with strict tool schemas, protocol errors for unknown names, and masked failures."""
 
+    _closed_tools: dict[str, Tool] | None = None
+
+    def add_tool(self, *args: Any, **kwargs: Any) -> None:
+        """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use."""
+        super().add_tool(*args, **kwargs)
+        self._closed_tools = None
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool."""
+        super().remove_tool(name)
+        self._closed_tools = None
+
+    async def _tools(self) -> dict[str, Tool]:
+        """The tools by name, in registration order, each input schema closed and without its generated title."""
+        if self._closed_tools is None:
+            closed = {}
+            for tool in await super().list_tools():
+                schema = {k: v for k, v in tool.input_schema.items() if k != "title"}
+                schema["additionalProperties"] = False
+                closed[tool.name] = tool.model_copy(update={"input_schema": schema})
+            self._closed_tools = closed
+        return self._closed_tools
+
     async def list_tools(self) -> list[Tool]:
-        """Tools in registration order, each input schema closed and without the generated title."""
-        tools = []
-        for tool in await super().list_tools():
-            schema = {k: v for k, v in tool.input_schema.items() if k != "title"}
-            schema["additionalProperties"] = False
-            tools.append(tool.model_copy(update={"input_schema": schema}))
-        return tools
+        """Tools in registration order (a fixed order: hosts cache the list), input schemas closed."""
+        return list((await self._tools()).values())
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         """Run a tool, turning every failure into one of our two error channels."""
-        tool = next((t for t in await self.list_tools() if t.name == name), None)
+        tool = (await self._tools()).get(name)
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
         unknown = sorted(set(arguments) - set(tool.input_schema.get("properties", {})))

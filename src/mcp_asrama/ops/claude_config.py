@@ -1,0 +1,43 @@
+"""`mcp-asrama claude-config`: the `claude_desktop_config.json` block for this installation."""
+
+import json
+import os
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+TOKEN_PLACEHOLDER = "<isi dengan ASRAMA_SERVICE_TOKEN layanan data>"  # noqa: S105 - a placeholder
+
+CONFIG_LOCATIONS = {
+    "darwin": "~/Library/Application Support/Claude/claude_desktop_config.json",
+    "win32": r"%APPDATA%\Claude\claude_desktop_config.json",
+}
+
+
+def server_command() -> list[str]:
+    """The absolute command that starts this installation's MCP server over stdio."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    for name in ("mcp-asrama", "mcp-asrama.exe"):
+        if (scripts / name).is_file():
+            return [str((scripts / name).resolve()), "serve"]
+    return [str(Path(sys.executable).resolve()), "-m", "mcp_asrama", "serve"]
+
+
+def claude_config(name: str, api_url: str, token: str | None) -> dict[str, Any]:
+    """The config block: command, args and the environment the server reads."""
+    command, *args = server_command()
+    env = {"ASRAMA_API_URL": api_url, "ASRAMA_API_TOKEN": token or TOKEN_PLACEHOLDER}
+    return {"mcpServers": {name: {"command": command, "args": args, "env": env}}}
+
+
+def config_location() -> str:
+    """Where Claude Desktop keeps its config on this platform."""
+    return CONFIG_LOCATIONS.get(sys.platform, "~/.config/Claude/claude_desktop_config.json")
+
+
+def render(name: str, api_url: str | None, include_token: bool) -> str:
+    """The JSON text to paste, built from flags and the current environment."""
+    url = api_url or os.environ.get("ASRAMA_API_URL", "http://localhost:8000")
+    token = os.environ.get("ASRAMA_API_TOKEN") if include_token else None
+    return json.dumps(claude_config(name, url, token), indent=2, ensure_ascii=False)

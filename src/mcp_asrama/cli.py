@@ -9,14 +9,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from mcp_asrama import __version__
-from mcp_asrama.config import ServiceSettings, default_db_url
+from mcp_asrama.config import DatabaseSettings, ServiceSettings, default_db_url
 from mcp_asrama.logs import configure_logging
 
 
 def _service_settings(args: argparse.Namespace) -> ServiceSettings:
-    overrides = {
-        k: v for k, v in {"host": args.host, "port": args.port, "db_url": args.db}.items() if v is not None
-    }
+    overrides = {k: v for k, v in {"host": args.host, "port": args.port, "db_url": args.db}.items() if v is not None}
     return ServiceSettings(**overrides)
 
 
@@ -59,18 +57,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import students or rooms from a CSV or XLSX file."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from mcp_asrama.service.db import describe, init_schema, make_engine, make_sessionmaker
     from mcp_asrama.service.importer import ImportRejected, import_file
 
-    db_url = args.db or ServiceSettings().db_url
+    db_url = args.db or DatabaseSettings().db_url
     engine = make_engine(db_url)
-    init_schema(engine)
     try:
+        init_schema(engine)
         report = import_file(make_sessionmaker(engine), args.kind, Path(args.file))
     except ImportRejected as rejected:
         for line in rejected.errors:
             print(line, file=sys.stderr)
         print(f"{args.file}: {rejected}", file=sys.stderr)
+        return 1
+    except SQLAlchemyError as exc:
+        print(f"database {describe(db_url)}: {type(exc).__name__}; nothing was imported", file=sys.stderr)
         return 1
     finally:
         engine.dispose()
@@ -82,13 +85,17 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="mcp-asrama", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="DEBUG, INFO, WARNING or ERROR (default INFO)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     def db_flag(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--db", help="database URL (default: ASRAMA_DB_URL or a SQLite file in the data folder)"
-        )
+        p.add_argument("--db", help="database URL (default: ASRAMA_DB_URL or a SQLite file in the data folder)")
 
     service = commands.add_parser("service", help="run the REST data service")
     service.add_argument("--host", help="address to bind (default 127.0.0.1)")
@@ -119,5 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except ValidationError as exc:
         for error in exc.errors():
-            print(f"configuration error: {error['msg']}", file=sys.stderr)
+            setting = ".".join(str(p) for p in error["loc"])
+            message = str(error["msg"]).removeprefix("Value error, ")
+            print(f"configuration error: {setting + ': ' if setting else ''}{message}", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Self
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -30,15 +30,26 @@ def default_db_url(name: str = "asrama.db") -> str:
     return f"sqlite:///{data_dir() / name}"
 
 
-class ServiceSettings(BaseSettings):
-    """The data service: where it listens, where it stores, which token it requires."""
+class DatabaseSettings(BaseSettings):
+    """Where the data lives (`ASRAMA_DB_URL`): all that commands such as `import` need."""
 
     model_config = SettingsConfigDict(env_prefix="ASRAMA_", extra="ignore", validate_by_name=True)
 
+    db_url: str = Field(default_factory=default_db_url)
+
+
+class ServiceSettings(DatabaseSettings):
+    """The data service: where it listens, where it stores, which token it requires."""
+
     host: str = Field("127.0.0.1", validation_alias="ASRAMA_SERVICE_HOST")
     port: int = Field(8000, ge=1, le=65535, validation_alias="ASRAMA_SERVICE_PORT")
-    db_url: str = Field(default_factory=default_db_url)
     service_token: SecretStr | None = None
+
+    @field_validator("service_token", mode="after")
+    @classmethod
+    def _blank_token_is_no_token(cls, value: SecretStr | None) -> SecretStr | None:
+        token = value.get_secret_value().strip() if value else ""
+        return SecretStr(token) if token else None
 
     @model_validator(mode="after")
     def _refuse_open_network_bind(self) -> Self:

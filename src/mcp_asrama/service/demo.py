@@ -38,47 +38,61 @@ DEMO_SEED = 2026
 
 @dataclass
 class DemoSchool:
-    """A generated school: rows ready for insertion, and attendance produced lazily day by day."""
+    """A generated school: rows ready for insertion, and attendance produced lazily day by day.
+
+    `absensi()` draws from its own generator seeded with `seed`, so every iteration yields the same rows.
+    """
 
     today: date
     days: int
     kamar: list[dict[str, Any]] = field(default_factory=list)
     anak: list[dict[str, Any]] = field(default_factory=list)
-    rng: random.Random = field(default_factory=random.Random)
+    seed: int = DEMO_SEED
 
     def absensi(self) -> Iterator[dict[str, Any]]:
-        """Attendance for `days` days up to `today`, with multi-day absences; `today` matches each status."""
+        """Attendance for `days` days up to `today`, with multi-day absences; `today` matches each status.
+
+        Today a student who is `aktif` is present (or `alpa`: absent without leave, which does not change
+        the status); one who is `izin`, `sakit` or `pulang` is recorded as such.
+        """
+        rng = random.Random(self.seed)
         streak: dict[str, tuple[str, str | None, int]] = {}
         start = self.today - timedelta(days=self.days - 1)
         for offset in range(self.days):
             tanggal = start + timedelta(days=offset)
             for anak in self.anak:
-                status, keterangan = self._day(anak["id"], streak)
+                status, keterangan = self._day(rng, anak["id"], streak)
                 if tanggal == self.today and anak["status"] != "aktif":
-                    status, keterangan = self._today_for(anak["status"])
+                    status, keterangan = self._today_for(rng, anak["status"])
+                elif tanggal == self.today and status in _KETERANGAN:
+                    status, keterangan = "hadir", None
                 yield {"tanggal": tanggal, "id_anak": anak["id"], "status": status, "keterangan": keterangan}
 
-    def _day(self, id_anak: str, streak: dict[str, tuple[str, str | None, int]]) -> tuple[str, str | None]:
+    @staticmethod
+    def _day(
+        rng: random.Random, id_anak: str, streak: dict[str, tuple[str, str | None, int]]
+    ) -> tuple[str, str | None]:
         if id_anak in streak:
             status, keterangan, left = streak.pop(id_anak)
             if left > 1:
                 streak[id_anak] = (status, keterangan, left - 1)
             return status, keterangan
-        roll = self.rng.random()
+        roll = rng.random()
         for status, (chance, longest) in _ABSENCE.items():
             if roll < chance:
-                keterangan = self.rng.choice(_KETERANGAN[status]) if status in _KETERANGAN else None
-                length = self.rng.randint(1, longest)
+                keterangan = rng.choice(_KETERANGAN[status]) if status in _KETERANGAN else None
+                length = rng.randint(1, longest)
                 if length > 1:
                     streak[id_anak] = (status, keterangan, length - 1)
                 return status, keterangan
             roll -= chance
         return "hadir", None
 
-    def _today_for(self, status_anak: str) -> tuple[str, str | None]:
+    @staticmethod
+    def _today_for(rng: random.Random, status_anak: str) -> tuple[str, str | None]:
         if status_anak == "pulang":
             return "izin", "Pulang ke rumah"
-        return status_anak, self.rng.choice(_KETERANGAN[status_anak])
+        return status_anak, rng.choice(_KETERANGAN[status_anak])
 
 
 def _nik(rng: random.Random, lahir: date, jenis_kelamin: str) -> str:
@@ -121,9 +135,7 @@ def generate(today: date, *, students: int = 300, days: int = 60, seed: int = DE
     for n in range(1, students + 1):
         jenis_kelamin = "L" if n % 2 else "P"
         kelas = KELAS[(n - 1) * len(KELAS) // students]
-        lahir = date(
-            today.year - int(kelas[:-1]) - 6 + rng.randint(0, 1), rng.randint(1, 12), rng.randint(1, 28)
-        )
+        lahir = date(today.year - int(kelas[:-1]) - 6 + rng.randint(0, 1), rng.randint(1, 12), rng.randint(1, 28))
         first = fake.first_name_male() if jenis_kelamin == "L" else fake.first_name_female()
         rooms = rooms_by_gender[jenis_kelamin]
         wali_ayah = rng.random() < 0.7
@@ -135,16 +147,14 @@ def generate(today: date, *, students: int = 300, days: int = 60, seed: int = DE
                 "kamar": rooms[(n // 2) % len(rooms)]["nama"],
                 "status": rng.choices(["aktif", "izin", "sakit", "pulang"], weights=[94, 3, 2, 1])[0],
                 "jenis_kelamin": jenis_kelamin,
-                "nama_wali": f"Bapak {fake.first_name_male()}"
-                if wali_ayah
-                else f"Ibu {fake.first_name_female()}",
+                "nama_wali": f"Bapak {fake.first_name_male()}" if wali_ayah else f"Ibu {fake.first_name_female()}",
                 "nik": _nik(rng, lahir, jenis_kelamin),
                 "no_hp_wali": _no_hp(rng),
                 "alamat": f"{fake.street_address()}, {fake.city()}",
                 "tanggal_lahir": lahir,
             }
         )
-    return DemoSchool(today=today, days=days, kamar=kamar, anak=anak, rng=rng)
+    return DemoSchool(today=today, days=days, kamar=kamar, anak=anak, seed=rng.getrandbits(64))
 
 
 def insert_school(session: Session, school: DemoSchool, chunk: int = 10_000) -> int:

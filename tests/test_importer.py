@@ -1,0 +1,342 @@
+"""Importing students and rooms from CSV and XLSX: every row checked, all or nothing, upsert by key."""
+
+from collections.abc import Iterator
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openpyxl import Workbook
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
+from mcp_asrama.service.importer import ImportRejected, ImportReport, import_file
+from mcp_asrama.service.models import Anak, Kamar
+from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
+
+HEADER = "id,nama,kelas,kamar,status,jenis_kelamin,nama_wali,nik,no_hp_wali,alamat,tanggal_lahir"
+DEWI = "A010,Dewi Anggraini,9C,Aisyah 2,sakit,P,Ibu Rina,3273014509120004,081299990010,Jl. Anggrek 4,2012-09-05"
+EKO = "A011,Eko Prasetyo,10A,Al-Fatih 1,aktif,L,Bapak Tono,3273011203110005,081299990011,Jl. Dahlia 5,2011-03-12"
+ROOMS = "nama,gedung,kapasitas,musyrif\nUmar 1,Putra,8,Ust. Salman\nKhadijah 1,Putri,8,Ustz. Maryam\n"
+
+
+@pytest.fixture
+def sessions(db_url: str) -> Iterator[sessionmaker[Session]]:
+    """Sessions on an empty database with the schema in place."""
+    engine = make_engine(db_url)
+    init_schema(engine)
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
+@pytest.fixture
+def school(db_url: str, sessions: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Sessions on a database holding the tutorial's school."""
+    insert_rows(db_url, kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
+    return sessions
+
+
+def write(path: Path, text: str, encoding: str = "utf-8") -> Path:
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+def students(sessions: sessionmaker[Session]) -> dict[str, dict[str, Any]]:
+    with sessions() as session:
+        rows = session.execute(select(Anak.__table__)).mappings()
+        return {r["id"]: {k: v for k, v in r.items() if k != "no"} for r in rows}
+
+
+def rooms(sessions: sessionmaker[Session]) -> dict[str, dict[str, Any]]:
+    with sessions() as session:
+        return {r["nama"]: dict(r) for r in session.execute(select(Kamar.__table__)).mappings()}
+
+
+def rejected(sessions: sessionmaker[Session], kind: Any, path: Path) -> list[str]:
+    """The errors of an import that must fail, checking that it changed nothing."""
+    before = students(sessions), rooms(sessions)
+    with pytest.raises(ImportRejected) as caught:
+        import_file(sessions, kind, path)
+    assert (students(sessions), rooms(sessions)) == before
+    assert str(caught.value).endswith("nothing was imported")
+    return caught.value.errors
+
+
+# --- reading files ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("delimiter", [",", ";", "\t"])
+def test_csv_with_comma_semicolon_or_tab_imports_every_field(
+    sessions: sessionmaker[Session], tmp_path: Path, delimiter: str
+) -> None:
+    lines = [HEADER, DEWI, EKO]
+    text = "\n".join(line.replace(",", delimiter) for line in lines)
+    report = import_file(sessions, "anak", write(tmp_path / "siswa.csv", text))
+    assert report == ImportReport(added=2, updated=0)
+    stored = students(sessions)
+    assert stored["A010"] == {
+        "id": "A010",
+        "nama": "Dewi Anggraini",
+        "kelas": "9C",
+        "kamar": "Aisyah 2",
+        "status": "sakit",
+        "jenis_kelamin": "P",
+        "nama_wali": "Ibu Rina",
+        "nik": "3273014509120004",
+        "no_hp_wali": "081299990010",
+        "alamat": "Jl. Anggrek 4",
+        "tanggal_lahir": date(2012, 9, 5),
+    }
+    assert stored["A011"]["tanggal_lahir"] == date(2011, 3, 12)
+
+
+def test_semicolon_csv_keeps_commas_inside_values(sessions: sessionmaker[Session], tmp_path: Path) -> None:
+    text = "id;nama;kelas;alamat\r\nA020;Fajar Nugroho;7B;Jl. Kenari No. 7, RT 02/RW 03, Sleman\r\n"
+    import_file(sessions, "anak", write(tmp_path / "excel-id.csv", text))
+    assert students(sessions)["A020"]["alamat"] == "Jl. Kenari No. 7, RT 02/RW 03, Sleman"
+
+
+def test_quoted_values_may_hold_commas_and_line_breaks(sessions: sessionmaker[Session], tmp_path: Path) -> None:
+    text = 'id,nama,kelas,alamat\nA021,"Gita, S.",8A,"Jl. Mawar 1\nBantul"\nA022,Hadi,8A,\n'
+    assert import_file(sessions, "anak", write(tmp_path / "s.csv", text)).added == 2
+    stored = students(sessions)
+    assert stored["A021"]["nama"] == "Gita, S."
+    assert stored["A021"]["alamat"] == "Jl. Mawar 1\nBantul"
+    assert stored["A022"]["alamat"] is None
+
+
+def test_utf8_with_bom_header_and_non_ascii_names_are_read(sessions: sessionmaker[Session], tmp_path: Path) -> None:
+    text = "\ufeffID,Nama,Kelas\nA030,Siti Nur’aini Zahrá,11B\n"
+    import_file(sessions, "anak", write(tmp_path / "bom.csv", text))
+    assert students(sessions)["A030"]["nama"] == "Siti Nur’aini Zahrá"
+
+
+def test_headers_are_matched_without_case_or_surrounding_spaces(
+    sessions: sessionmaker[Session], tmp_path: Path
+) -> None:
+    import_file(sessions, "anak", write(tmp_path / "s.csv", " Id , NAMA ,Kelas\n A031 , Indah  ,12C\n"))
+    assert students(sessions)["A031"]["nama"] == "Indah"
+    assert students(sessions)["A031"]["status"] == "aktif"
+
+
+def _xlsx(path: Path, rows: list[list[Any]]) -> Path:
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    for row in rows:
+        sheet.append(row)
+    workbook.save(path)
+    return path
+
+
+def test_xlsx_with_integer_nik_date_cells_and_numeric_phone(sessions: sessionmaker[Session], tmp_path: Path) -> None:
+    path = _xlsx(
+        tmp_path / "siswa.xlsx",
+        [
+            ["id", "nama", "kelas", "nik", "tanggal_lahir", "no_hp_wali", "jenis_kelamin"],
+            ["A040", "Joko Susilo", "9A", 3201010101120001, date(2012, 1, 1), 81234567890, "L"],
+            ["A041", "Kartika Sari", "9A", 3201014202120002, datetime(2012, 2, 2, 0, 0), "0812-3456-7891", "P"],
+            [42, "Lukman Hakim", "9B", None, None, None, None],
+        ],
+    )
+    assert import_file(sessions, "anak", path) == ImportReport(added=3, updated=0)
+    stored = students(sessions)
+    assert stored["A040"]["nik"] == "3201010101120001"
+    assert stored["A040"]["tanggal_lahir"] == date(2012, 1, 1)
+    assert stored["A040"]["no_hp_wali"] == "081234567890"
+    assert stored["A041"]["tanggal_lahir"] == date(2012, 2, 2)
+    assert stored["A041"]["no_hp_wali"] == "0812-3456-7891"
+    assert stored["42"]["nik"] is None
+
+
+def test_xlsx_with_formatted_empty_cells_beyond_the_data_imports(
+    sessions: sessionmaker[Session], tmp_path: Path
+) -> None:
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.append(["nama", "gedung", "kapasitas"])
+    sheet.append(["Umar 2", "Putra", 10.0])
+    sheet["F9"].number_format = "0"  # Excel reports such a cell as part of the sheet: an empty column and rows
+    workbook.save(tmp_path / "kamar.xlsx")
+    assert import_file(sessions, "kamar", tmp_path / "kamar.xlsx").added == 1
+    assert rooms(sessions)["Umar 2"]["kapasitas"] == 10
+
+
+def test_xlsx_errors_use_spreadsheet_row_numbers(sessions: sessionmaker[Session], tmp_path: Path) -> None:
+    path = _xlsx(
+        tmp_path / "s.xlsx", [["id", "nama", "kelas", "nik"], ["A1", "Ok", "7A", None], ["A2", "X", "7A", 123]]
+    )
+    errors = rejected(sessions, "anak", path)
+    assert len(errors) == 1
+    assert errors[0].startswith("row 3: nik: 16 digits")
+
+
+# --- upsert ----------------------------------------------------------------------------------------------
+
+
+def test_second_import_updates_by_id_and_counts_added_and_updated(
+    school: sessionmaker[Session], tmp_path: Path
+) -> None:
+    first = write(tmp_path / "1.csv", "\n".join([HEADER, DEWI, EKO]))
+    assert import_file(school, "anak", first) == ImportReport(added=2, updated=0)
+    second = write(tmp_path / "2.csv", "id,nama,kelas\nA010,Dewi Anggraini,10C\nA012,Farah,7C\nA001,Ahmad Fauzi,8A\n")
+    assert import_file(school, "anak", second) == ImportReport(added=1, updated=2)
+    stored = students(school)
+    assert set(stored) == {"A001", "A002", "A003", "A010", "A011", "A012"}
+    assert stored["A010"]["kelas"] == "10C"
+    assert stored["A001"]["kelas"] == "8A"
+    assert stored["A011"]["kelas"] == "10A"
+    assert import_file(school, "anak", second) == ImportReport(added=0, updated=3)
+
+
+def test_columns_absent_from_the_file_are_left_unchanged_on_update(
+    school: sessionmaker[Session], tmp_path: Path
+) -> None:
+    before = students(school)["A003"]
+    import_file(school, "anak", write(tmp_path / "kelas.csv", "id,nama,kelas\nA003,Citra Lestari,8A\n"))
+    after = students(school)["A003"]
+    assert after == {**before, "kelas": "8A"}
+    assert after["status"] == "izin"
+    assert after["nik"] == "3171000000000003"
+
+
+def test_an_empty_cell_in_a_present_column_clears_the_field(school: sessionmaker[Session], tmp_path: Path) -> None:
+    import_file(school, "anak", write(tmp_path / "s.csv", "id,nama,kelas,nik,alamat\nA002,Budi Santoso,8B,,\n"))
+    stored = students(school)["A002"]
+    assert stored["nik"] is None
+    assert stored["alamat"] is None
+    assert stored["no_hp_wali"] == "081200000002"
+
+
+def test_renamed_student_is_found_by_the_new_name(school: sessionmaker[Session], tmp_path: Path) -> None:
+    import_file(school, "anak", write(tmp_path / "s.csv", "id,nama,kelas\nA001,Ahmad Fauzan Ramadhan,7A\n"))
+    with school() as session:
+        found = session.scalars(select(Anak.id).where(Anak.nama.contains("Ramadhan"))).all()
+    assert found == ["A001"]
+
+
+def test_import_kamar_adds_then_updates_by_name(school: sessionmaker[Session], tmp_path: Path) -> None:
+    assert import_file(school, "kamar", write(tmp_path / "k.csv", ROOMS)) == ImportReport(added=2, updated=0)
+    update = "nama;kapasitas;gedung\nUmar 1;10;Putra\nAl-Fatih 1;7;Putra\n"
+    assert import_file(school, "kamar", write(tmp_path / "k2.csv", update)) == ImportReport(added=0, updated=2)
+    stored = rooms(school)
+    assert stored["Umar 1"] == {"nama": "Umar 1", "gedung": "Putra", "kapasitas": 10, "musyrif": "Ust. Salman"}
+    assert stored["Al-Fatih 1"]["kapasitas"] == 7
+    assert stored["Al-Fatih 1"]["musyrif"] == "Ust. Ridwan"
+    assert len(stored) == 4
+
+
+# --- broken files: every error with its row, nothing imported --------------------------------------------
+
+BROKEN_ANAK = [
+    ("bad-nik", f"{HEADER}\n{DEWI}\n{EKO.replace('3273011203110005', '32730112')}", ["row 3: nik: 16 digits"]),
+    ("bad-date", f"{HEADER}\n{DEWI.replace('2012-09-05', '05/09/2012')}\n{EKO}", ["row 2: tanggal_lahir:"]),
+    ("impossible-date", f"{HEADER}\n{DEWI.replace('2012-09-05', '2012-02-30')}", ["row 2: tanggal_lahir:"]),
+    ("bad-status", f"{HEADER}\n{DEWI}\n{EKO.replace(',aktif,', ',hadir,')}", ["row 3: status: one of aktif"]),
+    ("bad-gender", f"{HEADER}\n{DEWI.replace(',P,', ',W,')}", ["row 2: jenis_kelamin: L or P"]),
+    ("bad-id", f"{HEADER}\n{DEWI.replace('A010', 'A 010')}", ["row 2: id: 1-64 letters"]),
+    ("bad-phone", f"{HEADER}\n{DEWI.replace('081299990010', 'tidak ada')}", ["row 2: no_hp_wali:"]),
+    ("missing-nama", f"{HEADER}\n{DEWI}\n{EKO.replace('Eko Prasetyo', '')}", ["row 3: nama: required"]),
+    ("blank-nama", f"{HEADER}\n{DEWI.replace('Dewi Anggraini', '   ')}", ["row 2: nama: required"]),
+    ("missing-kelas", "id,nama,kelas\nA1,Ani,\n", ["row 2: kelas: required"]),
+    (
+        "duplicate-id-in-a-broken-row",
+        "id,nama,kelas\nA1,Ani,7A\nA1,,7A\n",
+        ["row 3: nama: required", "row 3: id 'A1' already appears in row 2"],
+    ),
+    (
+        "duplicate-id",
+        f"{HEADER}\n{DEWI}\n{EKO}\n{DEWI}\n{DEWI}",
+        ["row 4: id 'A010' already appears in row 2", "row 5: id 'A010' already appears in row 2"],
+    ),
+    ("unknown-column", "id,nama,kelas,kota\nA1,Ani,7A,Bogor\n", ["row 1: unknown column 'kota'"]),
+    ("twice-column", "id,nama,kelas,nama\nA1,Ani,7A,Ani\n", ["row 1: column 'nama' appears twice"]),
+    ("missing-column", "id,nama,kamar\nA1,Ani,Aisyah 2\n", ["row 1: required column 'kelas' is missing"]),
+    ("extra-value", "id,nama,kelas\nA1,Ani,7A\nA2,Budi,7A,Bogor\n", ["row 3: a value in column 4"]),
+    ("too-long", f"id,nama,kelas\nA1,{'N' * 201},7A\n", ["row 2: nama:"]),
+    ("empty-file", "", ["the file is empty"]),
+    ("blank-lines-only", "\n\n  \n", ["the file is empty"]),
+    ("header-only", f"{HEADER}\n", ["the file has a header but no data rows"]),
+    ("header-and-blank-rows", f"{HEADER}\n,,,,,,,,,,\n\n", ["the file has a header but no data rows"]),
+]
+
+
+@pytest.mark.parametrize(("content", "expected"), [c[1:] for c in BROKEN_ANAK], ids=[c[0] for c in BROKEN_ANAK])
+def test_broken_anak_file_is_rejected_with_row_numbers_and_nothing_imported(
+    school: sessionmaker[Session], tmp_path: Path, content: str, expected: list[str]
+) -> None:
+    errors = rejected(school, "anak", write(tmp_path / "siswa.csv", content))
+    assert len(errors) == len(expected), errors
+    for error, start in zip(errors, expected, strict=True):
+        assert error.startswith(start), errors
+
+
+def test_every_error_of_a_file_is_listed_in_row_order(school: sessionmaker[Session], tmp_path: Path) -> None:
+    content = "\n".join(
+        [
+            HEADER,
+            DEWI,  # row 2: fine, must not be imported
+            "",  # row 3: blank, skipped but counted
+            EKO.replace("3273011203110005", "123").replace(",L,", ",X,"),  # row 4: two errors
+            "A013,Gilang,7A,,pulang,L,,,,,2013-13-01",  # row 5
+            "A001,Ahmad Fauzi,9A,,,,,,,,",  # row 6: an update, fine
+        ]
+    )
+    errors = rejected(school, "anak", write(tmp_path / "s.csv", content))
+    assert [e.split(":")[0] for e in errors] == ["row 4", "row 4", "row 5"]
+    assert {e.split(":")[1].strip() for e in errors} == {"jenis_kelamin", "nik", "tanggal_lahir"}
+    assert "(got '123')" in " ".join(errors)
+
+
+def test_non_utf8_file_is_rejected(school: sessionmaker[Session], tmp_path: Path) -> None:
+    path = write(tmp_path / "ansi.csv", "id,nama,kelas\nA1,José Müller,7A\n", encoding="cp1252")
+    assert rejected(school, "anak", path) == ["the file is not UTF-8 text: save it as 'CSV UTF-8' and try again"]
+
+
+def test_binary_file_is_rejected(school: sessionmaker[Session], tmp_path: Path) -> None:
+    path = tmp_path / "data.csv"
+    path.write_bytes(b"id,nama,kelas\x00\x00\nA1,Ani,7A\n")
+    assert "not a CSV text file" in rejected(school, "anak", path)[0]
+
+
+def test_missing_file_is_rejected(school: sessionmaker[Session], tmp_path: Path) -> None:
+    assert rejected(school, "anak", tmp_path / "tidak-ada.csv")[0].startswith("cannot read")
+
+
+@pytest.mark.parametrize("name", ["rusak.xlsx", "lama.xls"])
+def test_file_that_is_not_an_xlsx_workbook_is_rejected(
+    school: sessionmaker[Session], tmp_path: Path, name: str
+) -> None:
+    path = write(tmp_path / name, "id,nama,kelas\nA1,Ani,7A\n")
+    errors = rejected(school, "anak", path)
+    assert len(errors) == 1
+    assert "xlsx" in errors[0].lower()
+
+
+def test_empty_xlsx_is_rejected(school: sessionmaker[Session], tmp_path: Path) -> None:
+    assert rejected(school, "anak", _xlsx(tmp_path / "kosong.xlsx", [])) == [
+        "the file is empty: the first row must name the columns"
+    ]
+
+
+BROKEN_KAMAR = [
+    ("bad-capacity", f"{ROOMS}Umar 3,Putra,enam,\n", ["row 4: kapasitas: a whole number"]),
+    ("negative-capacity", f"{ROOMS}Umar 3,Putra,-1,\n", ["row 4: kapasitas: a whole number"]),
+    ("missing-gedung", "nama,gedung,kapasitas\nUmar 3,,6\n", ["row 2: gedung: required"]),
+    ("missing-column", "nama,kapasitas\nUmar 3,6\n", ["row 1: required column 'gedung' is missing"]),
+    ("duplicate-name", f"{ROOMS}Umar 1,Putra,9,\n", ["row 4: nama 'Umar 1' already appears in row 2"]),
+    ("too-long-gedung", f"nama,gedung,kapasitas\nUmar 3,{'G' * 150},6\n", ["row 2: gedung: at most 100"]),
+    ("student-columns", "id,nama,kelas\nA1,Ani,7A\n", ["row 1: unknown column 'id'", "row 1: unknown column 'kelas'"]),
+]
+
+
+@pytest.mark.parametrize(("content", "expected"), [c[1:] for c in BROKEN_KAMAR], ids=[c[0] for c in BROKEN_KAMAR])
+def test_broken_kamar_file_is_rejected_with_row_numbers_and_nothing_imported(
+    school: sessionmaker[Session], tmp_path: Path, content: str, expected: list[str]
+) -> None:
+    errors = rejected(school, "kamar", write(tmp_path / "kamar.csv", content))
+    assert len(errors) >= len(expected), errors
+    for start in expected:
+        assert any(e.startswith(start) for e in errors), errors

@@ -3,7 +3,6 @@
 import argparse
 import sys
 from collections.abc import Sequence
-from datetime import date
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -18,41 +17,87 @@ def _service_settings(args: argparse.Namespace) -> ServiceSettings:
     return ServiceSettings(**overrides)
 
 
-def _serve(settings: ServiceSettings, demo: bool) -> int:
-    import uvicorn
+def cmd_service(args: argparse.Namespace) -> int:
+    """Run the data service."""
+    from mcp_asrama.launch import run_service
 
-    from mcp_asrama.service.app import create_app
-    from mcp_asrama.service.db import describe
-    from mcp_asrama.service.demo import seed_demo
-
-    app = create_app(settings)
-    print(f"database: {describe(settings.db_url)}", file=sys.stderr)
-    if demo:
-        filled = seed_demo(app.state.sessions, date.today())
-        print(
-            "demo data: " + ("created" if filled else "database already has data, left as it is"),
-            file=sys.stderr,
-        )
-    if settings.token is None:
-        print(
-            "no ASRAMA_SERVICE_TOKEN set: the service accepts requests without a token (loopback only)",
-            file=sys.stderr,
-        )
-    print(f"service: http://{settings.host}:{settings.port} (API docs at /docs)", file=sys.stderr)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None)
+    run_service(_service_settings(args), demo=args.demo)
     return 0
 
 
-def cmd_service(args: argparse.Namespace) -> int:
-    """Run the data service."""
-    return _serve(_service_settings(args), demo=args.demo)
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Run the data service on a demo SQLite database, filled on first start."""
+    """Run the data service on a demo SQLite database and the MCP server over HTTP beside it."""
+    from mcp_asrama.launch import run_demo
+    from mcp_asrama.server.settings import ServerSettings
+
     if args.db is None:
         args.db = default_db_url("demo.db")
-    return _serve(_service_settings(args), demo=True)
+    service = _service_settings(args)
+    server = ServerSettings(
+        api_url=f"http://{service.host}:{service.port}",
+        api_token=service.token,
+        transport="http",
+        mcp_host=service.host,
+        mcp_port=args.mcp_port,
+    )
+    run_demo(service, server)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the MCP server over stdio (default) or Streamable HTTP."""
+    from mcp_asrama.server.run import UnsafeBind, serve
+    from mcp_asrama.server.settings import ServerSettings
+
+    overrides = {"transport": args.transport, "mcp_host": args.host, "mcp_port": args.port}
+    try:
+        serve(ServerSettings(**{k: v for k, v in overrides.items() if v is not None}))
+    except UnsafeBind as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    """Print the raw JSON-RPC of a short session with any stdio MCP server."""
+    import json
+
+    import anyio
+
+    from mcp_asrama.ops.probe import run_probe
+
+    command = [c for c in args.server_command if c != "--"]
+    if not command:
+        print("probe: give the server command after --, e.g. mcp-asrama probe -- mcp-asrama serve", file=sys.stderr)
+        return 2
+    calls = []
+    for name, raw in args.call or []:
+        try:
+            arguments = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            print(f"probe: --call {name}: arguments are not JSON ({exc.msg})", file=sys.stderr)
+            return 2
+        if not isinstance(arguments, dict):
+            print(f"probe: --call {name}: arguments must be a JSON object", file=sys.stderr)
+            return 2
+        calls.append((name, arguments))
+    return anyio.run(
+        lambda: run_probe(
+            command, legacy=args.legacy, calls=calls, out=sys.stdout, compact=args.compact, server_log=args.server_log
+        )
+    )
+
+
+def cmd_claude_config(args: argparse.Namespace) -> int:
+    """Print the claude_desktop_config.json block for this installation."""
+    from mcp_asrama.ops.claude_config import config_location, render
+
+    print(render(args.name, args.api_url, include_token=args.with_token))
+    print(
+        f"paste into {config_location()} (merge with any existing mcpServers), then restart Claude Desktop",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -104,11 +149,32 @@ def build_parser() -> argparse.ArgumentParser:
     service.add_argument("--demo", action="store_true", help="fill an empty database with demo data first")
     service.set_defaults(func=cmd_service)
 
-    demo = commands.add_parser("demo", help="run the data service with demo data on SQLite")
+    demo = commands.add_parser("demo", help="run the data service with demo data and the MCP server over HTTP")
     demo.add_argument("--host", help="address to bind (default 127.0.0.1)")
-    demo.add_argument("--port", type=int, help="port (default 8000)")
+    demo.add_argument("--port", type=int, help="data service port (default 8000)")
+    demo.add_argument("--mcp-port", type=int, default=8001, help="MCP server port (default 8001)")
     db_flag(demo)
     demo.set_defaults(func=cmd_demo)
+
+    serve = commands.add_parser("serve", help="run the MCP server (stdio by default, or Streamable HTTP)")
+    serve.add_argument("--transport", choices=["stdio", "http"], help="stdio (default) or http")
+    serve.add_argument("--host", help="HTTP: address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="HTTP: port (default 8001)")
+    serve.set_defaults(func=cmd_serve)
+
+    probe = commands.add_parser("probe", help="show the raw JSON-RPC of a session with a stdio MCP server")
+    probe.add_argument("--legacy", action="store_true", help="open with initialize instead of server/discover")
+    probe.add_argument("--call", nargs=2, action="append", metavar=("NAME", "JSON"), help="call a tool (repeatable)")
+    probe.add_argument("--compact", action="store_true", help="one line per message")
+    probe.add_argument("--server-log", action="store_true", help="show the server's stderr")
+    probe.add_argument("server_command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] of the server")
+    probe.set_defaults(func=cmd_probe)
+
+    claude = commands.add_parser("claude-config", help="print a claude_desktop_config.json block for this install")
+    claude.add_argument("--name", default="asrama", help="server name in the config (default asrama)")
+    claude.add_argument("--api-url", help="data service URL (default ASRAMA_API_URL or http://localhost:8000)")
+    claude.add_argument("--with-token", action="store_true", help="include ASRAMA_API_TOKEN from the environment")
+    claude.set_defaults(func=cmd_claude_config)
 
     importer = commands.add_parser("import", help="import students (anak) or rooms (kamar) from CSV or XLSX")
     importer.add_argument("kind", choices=["anak", "kamar"])

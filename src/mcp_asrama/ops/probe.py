@@ -101,13 +101,21 @@ async def run_probe(
                 await _guarded(step(), out)
             for name, arguments in calls:
                 await _guarded(client.call_tool(name, arguments), out)
-    except (OSError, MCPError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
-        print(f"probe: session failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    except (OSError, MCPError, anyio.BrokenResourceError, anyio.EndOfStream, ExceptionGroup) as exc:
+        cause = _first_leaf(exc)
+        print(f"probe: session failed: {type(cause).__name__}: {cause}", file=sys.stderr)
         return 1
     finally:
         if errlog is not sys.stderr:
             errlog.close()
     return 0
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside task-group wrappers."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 async def _guarded(step: Any, out: TextIO) -> None:

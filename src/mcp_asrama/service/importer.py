@@ -39,6 +39,9 @@ _HINTS = {
 _DELIMITERS = (",", ";", "\t")
 
 
+PERSONAL_FIELDS = frozenset({"nik", "no_hp_wali", "alamat", "tanggal_lahir"})
+
+
 class ImportRejected(Exception):
     """The file was not imported; `errors` says why, one line each (rows numbered as in a spreadsheet)."""
 
@@ -113,7 +116,8 @@ def _describe(error: dict[str, Any], raw: dict[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
         return f"{field}: unknown column"
     value = raw.get(field)
-    got = f" (got '{value[:40]}')" if isinstance(value, str) else ""
+    # Personal data is never repeated in a message: the row number and the column say where to look.
+    got = f" (got '{value[:40]}')" if isinstance(value, str) and field not in PERSONAL_FIELDS else ""
     return f"{field}: {_HINTS.get(field, error['msg'])}{got}"
 
 

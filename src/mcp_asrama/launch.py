@@ -1,0 +1,73 @@
+"""Starting the product's processes: the data service alone, or the demo (service + MCP server over HTTP)."""
+
+import sys
+from datetime import date
+
+import anyio
+import uvicorn
+from fastapi import FastAPI
+
+from mcp_asrama.config import ServiceSettings
+from mcp_asrama.server.app import build_server
+from mcp_asrama.server.run import check_bind, serve_together
+from mcp_asrama.server.settings import ServerSettings
+from mcp_asrama.server.transport import MCP_PATH, http_app
+from mcp_asrama.service.app import create_app
+from mcp_asrama.service.db import describe
+from mcp_asrama.service.demo import seed_demo
+
+
+def _note(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def prepare_service(settings: ServiceSettings, demo: bool) -> FastAPI:
+    """The service app on its database (demo data added to an empty one when asked), with start-up notes."""
+    app = create_app(settings)
+    _note(f"database: {describe(settings.db_url)}")
+    if demo:
+        filled = seed_demo(app.state.sessions, date.today())
+        _note("demo data: " + ("created" if filled else "database already has data, left as it is"))
+    if settings.token is None:
+        _note("no ASRAMA_SERVICE_TOKEN set: the service accepts requests without a token (loopback only)")
+    _note(f"service: http://{settings.host}:{settings.port} (API docs at /docs)")
+    return app
+
+
+def run_service(settings: ServiceSettings, demo: bool) -> None:
+    """Serve the data service until interrupted."""
+    app = prepare_service(settings, demo)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None)
+
+
+def connect_help(service_url: str, mcp_url: str) -> str:
+    """How to reach the demo from the MCP Inspector and from Claude Desktop."""
+    return f"""
+mcp-asrama demo is running
+  data service : {service_url}  (OpenAPI: {service_url}/docs)
+  MCP server   : {mcp_url}  (Streamable HTTP, stateless)
+
+MCP Inspector (needs Node 22+):
+  npx @modelcontextprotocol/inspector --cli {mcp_url} --transport http --method tools/list
+  npx @modelcontextprotocol/inspector --cli {mcp_url} --transport http --method tools/call \\
+      --tool-name cari_anak --tool-arg kelas=7A
+Claude Desktop (stdio; the host starts the server itself): paste the output of
+  mcp-asrama claude-config --api-url {service_url}
+into claude_desktop_config.json, then restart Claude Desktop.
+Raw JSON-RPC of a session:
+  ASRAMA_API_URL={service_url} mcp-asrama probe -- mcp-asrama serve
+Press Ctrl+C to stop.
+"""
+
+
+def run_demo(service: ServiceSettings, server: ServerSettings) -> None:
+    """The data service with demo data and the MCP server over HTTP, in one process, until interrupted."""
+    check_bind(server)
+    app = prepare_service(service, demo=True)
+    mcp = build_server(server)
+    print(connect_help(server.base_url, f"http://{server.mcp_host}:{server.mcp_port}{MCP_PATH}"), flush=True)
+    anyio.run(
+        serve_together,
+        (app, service.host, service.port),
+        (http_app(mcp, server.mcp_host), server.mcp_host, server.mcp_port),
+    )

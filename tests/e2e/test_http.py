@@ -1,0 +1,49 @@
+"""The MCP server over Streamable HTTP on 127.0.0.1, as a real process, in both protocol eras."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+
+from tests.e2e.conftest import EXECUTABLE, free_port, start, stop, wait_until_up
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def mcp_url(server_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    log = tmp_path / "mcp.log"
+    process = start([EXECUTABLE, "serve", "--transport", "http", "--port", str(port)], server_env, log)
+    try:
+        wait_until_up(port, process, log)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(process)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28", "auto"])
+async def test_http_serves_tools_in_each_era(mcp_url: str, era: str) -> None:
+    async with Client(mcp_url, mode=era, cache=None) as client:
+        result = await client.call_tool("absensi_harian", {"tanggal": "2026-10-06"})
+        assert not result.is_error
+        assert result.structured_content["per_status"]["izin"] == 1
+        kamar = await client.read_resource("asrama://kamar")
+        assert '"Al-Fatih 1"' in kamar.contents[0].text
+
+
+def test_http_refuses_a_foreign_origin(mcp_url: str) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Origin": "https://evil.example", "Accept": "application/json, text/event-stream"}
+    response = httpx2.post(mcp_url, json=body, headers=headers, timeout=5)
+    assert response.status_code == 403
+
+
+def test_http_answers_malformed_json_with_parse_error(mcp_url: str) -> None:
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    response = httpx2.post(mcp_url, content=b"{not json", headers=headers, timeout=5)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700

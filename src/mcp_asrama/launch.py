@@ -1,5 +1,6 @@
 """Starting the product's processes: the data service alone, or the demo (service + MCP server over HTTP)."""
 
+import contextlib
 import sys
 from datetime import date
 
@@ -66,8 +67,10 @@ def run_demo(service: ServiceSettings, server: ServerSettings) -> None:
     app = prepare_service(service, demo=True)
     mcp = build_server(server)
     print(connect_help(server.base_url, f"http://{server.mcp_host}:{server.mcp_port}{MCP_PATH}"), flush=True)
-    anyio.run(
-        serve_together,
-        (app, service.host, service.port),
-        (http_app(mcp, server.mcp_host), server.mcp_host, server.mcp_port),
-    )
+    # uvicorn hands Ctrl+C on once both servers have shut down cleanly: that is the normal way to stop.
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(
+            serve_together,
+            (app, service.host, service.port),
+            (http_app(mcp, server.mcp_host), server.mcp_host, server.mcp_port),
+        )

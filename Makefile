@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench install clean
 
 run: $(STAMP)
 	$(BIN)/mcp-asrama demo
@@ -16,6 +16,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+
+install: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/service.py

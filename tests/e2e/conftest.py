@@ -85,5 +85,17 @@ def server_env(live_service: str, tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
+def mcp_url(server_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    log = tmp_path / "mcp.log"
+    process = start([EXECUTABLE, "serve", "--transport", "http", "--port", str(port)], server_env, log)
+    try:
+        wait_until_up(port, process, log)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(process)
+
+
+@pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

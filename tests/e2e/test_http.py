@@ -1,27 +1,11 @@
 """The MCP server over Streamable HTTP on 127.0.0.1, as a real process, in both protocol eras."""
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx2
 import pytest
+
 from mcp import Client
 
-from tests.e2e.conftest import EXECUTABLE, free_port, start, stop, wait_until_up
-
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def mcp_url(server_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    log = tmp_path / "mcp.log"
-    process = start([EXECUTABLE, "serve", "--transport", "http", "--port", str(port)], server_env, log)
-    try:
-        wait_until_up(port, process, log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(process)
 
 
 @pytest.mark.anyio

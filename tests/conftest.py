@@ -4,7 +4,9 @@ the data service built from its factory, and an HTTP client joined to it through
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -117,6 +119,18 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
     yield from _fresh_pg_database()
 
 
+@contextmanager
+def fresh_database(backend: str, folder: Path) -> Iterator[str]:
+    """An empty database like `db_url`'s ("sqlite" in `folder`, or "postgresql"), for fixtures of a wider scope:
+    data that all tests of a module only read."""
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / 'asrama.db'}"
+        return
+    if not PG_URL:
+        pytest.skip("ASRAMA_TEST_PG_URL is not set")
+    yield from _fresh_pg_database()
+
+
 def insert_rows(
     url: str, *, kamar: list[dict[str, Any]], anak: list[dict[str, Any]], absensi: list[dict[str, Any]]
 ) -> None:
@@ -140,9 +154,7 @@ def tutorial_db(db_url: str) -> str:
 def service_client(app: Any, token: str | None = TOKEN) -> httpx2.AsyncClient:
     """An HTTP client that reaches `app` in process."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx2.AsyncClient(
-        transport=httpx2.ASGITransport(app=app), base_url="http://service", headers=headers
-    )
+    return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://service", headers=headers)
 
 
 @pytest.fixture

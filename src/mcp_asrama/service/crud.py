@@ -2,9 +2,10 @@
 
 from collections.abc import Iterable, Sequence
 from datetime import date
+from itertools import product
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, case, column, func, select, text
+from sqlalchemy import ColumnElement, Integer, case, column, func, or_, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -17,9 +18,18 @@ def _dialect(session: Session) -> str:
     return session.get_bind().dialect.name
 
 
+def _case_variants(term: str) -> set[str]:
+    """Every spelling of a short `term` in lower and upper case per character ("ét" → ét, éT, Ét, ÉT)."""
+    return {"".join(chars) for chars in product(*({c, c.lower(), c.upper()} for c in term))}
+
+
 def _nama_contains(session: Session, term: str) -> ColumnElement[bool]:
     """Case-insensitive substring match on the name, through the trigram index where there is one."""
-    if _dialect(session) == "sqlite" and len(term) >= 3:
+    if _dialect(session) == "sqlite":
+        if len(term) < 3:
+            # Below the trigram index's reach; SQLite's lower() and LIKE fold ASCII only, so compare the
+            # spellings in every case as the index (Unicode case folding) does for longer terms.
+            return or_(*(func.instr(Anak.nama, v) > 0 for v in sorted(_case_variants(term))))
         phrase = '"' + term.replace('"', '""') + '"'
         matches = (
             text(f"SELECT rowid FROM {NAME_INDEX} WHERE {NAME_INDEX} MATCH :nama_fts")  # noqa: S608
@@ -43,10 +53,11 @@ def _anak_filters(
     filters: list[ColumnElement[bool]] = []
     if nama:
         filters.append(_nama_contains(session, nama))
+    # Both sides lowered by the database: Python's lower() and SQLite's (ASCII only) disagree on "Ü".
     if kelas:
-        filters.append(func.lower(Anak.kelas) == kelas.lower())
+        filters.append(func.lower(Anak.kelas) == func.lower(kelas))
     if kamar:
-        filters.append(func.lower(Anak.kamar) == kamar.lower())
+        filters.append(func.lower(Anak.kamar) == func.lower(kamar))
     if status:
         filters.append(Anak.status == status)
     if id_anak:
@@ -67,9 +78,7 @@ def cari_anak(
     """Students matching every given filter, ordered by name: (total, one page)."""
     filters = _anak_filters(session, nama=nama, kelas=kelas, kamar=kamar, status=status)
     total = session.scalar(select(func.count()).select_from(Anak).where(*filters)) or 0
-    page = session.scalars(
-        select(Anak).where(*filters).order_by(Anak.nama, Anak.id).limit(limit).offset(offset)
-    )
+    page = session.scalars(select(Anak).where(*filters).order_by(Anak.nama, Anak.id).limit(limit).offset(offset))
     return total, page.all()
 
 
@@ -80,18 +89,20 @@ def get_anak(session: Session, id_anak: str) -> Anak | None:
 
 def daftar_kamar(session: Session) -> list[dict[str, Any]]:
     """Every room with `terisi`, the number of students whose `kamar` names it (case-insensitively)."""
-    occupancy = select(func.lower(Anak.kamar), func.count()).where(Anak.kamar.is_not(None))
-    terisi = {name: count for name, count in session.execute(occupancy.group_by(func.lower(Anak.kamar)))}
-    rooms = session.scalars(select(Kamar).order_by(Kamar.gedung, Kamar.nama))
+    occupancy = (
+        select(func.lower(Anak.kamar).label("kunci"), func.count().label("terisi"))
+        .where(Anak.kamar.is_not(None))
+        .group_by(func.lower(Anak.kamar))
+        .subquery()
+    )
+    rooms = session.execute(
+        select(Kamar, func.coalesce(occupancy.c.terisi, 0))
+        .outerjoin(occupancy, occupancy.c.kunci == func.lower(Kamar.nama))
+        .order_by(Kamar.gedung, Kamar.nama)
+    )
     return [
-        {
-            "nama": k.nama,
-            "gedung": k.gedung,
-            "kapasitas": k.kapasitas,
-            "musyrif": k.musyrif,
-            "terisi": terisi.get(k.nama.lower(), 0),
-        }
-        for k in rooms
+        {"nama": k.nama, "gedung": k.gedung, "kapasitas": k.kapasitas, "musyrif": k.musyrif, "terisi": terisi}
+        for k, terisi in rooms
     ]
 
 
@@ -171,7 +182,4 @@ def existing_ids(session: Session, column_: Any, ids: Sequence[str], chunk: int 
 
 def is_empty(session: Session) -> bool:
     """True when the database holds no student and no room."""
-    return (
-        session.scalar(select(Anak.id).limit(1)) is None
-        and session.scalar(select(Kamar.nama).limit(1)) is None
-    )
+    return session.scalar(select(Anak.id).limit(1)) is None and session.scalar(select(Kamar.nama).limit(1)) is None

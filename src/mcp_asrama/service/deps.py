@@ -26,9 +26,7 @@ def require_token(
         return
     given = credentials.credentials if credentials else ""
     if not secrets.compare_digest(given.encode(), expected.encode()):
-        raise HTTPException(
-            status_code=401, detail="Token tidak valid", headers={"WWW-Authenticate": "Bearer"}
-        )
+        raise HTTPException(status_code=401, detail="Token tidak valid", headers={"WWW-Authenticate": "Bearer"})
 
 
 SessionDep = Annotated[Session, Depends(get_session)]

@@ -7,12 +7,31 @@ import re
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
 
 ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 
+
+def _without_nul(value: str) -> str:
+    """Refuse NUL characters: PostgreSQL cannot store them and SQLite's full-text search cannot match them."""
+    if "\x00" in value:
+        raise ValueError("tidak boleh berisi karakter NUL")
+    return value
+
+
+TanpaNul = AfterValidator(_without_nul)
 AnakId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
-Teks = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Teks = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), TanpaNul]
+Cari = Annotated[str, StringConstraints(max_length=200), TanpaNul]
+"""A search term, filter or looked-up id in a request (query or path): at most 200 characters, no NUL."""
 StatusAnak = Literal["aktif", "izin", "sakit", "pulang"]
 StatusAbsensi = Literal["hadir", "izin", "sakit", "alpa"]
 JenisKelamin = Literal["L", "P"]
@@ -40,14 +59,14 @@ class AnakIn(_Strict):
 
     id: AnakId
     nama: Teks
-    kelas: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20)]
-    kamar: Annotated[str, StringConstraints(strip_whitespace=True, max_length=100)] | None = None
+    kelas: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20), TanpaNul]
+    kamar: Annotated[str, StringConstraints(strip_whitespace=True, max_length=100), TanpaNul] | None = None
     status: StatusAnak = "aktif"
     jenis_kelamin: JenisKelamin | None = None
     nama_wali: Teks | None = None
     nik: Annotated[str, StringConstraints(pattern=r"^\d{16}$")] | None = None
     no_hp_wali: Annotated[str, StringConstraints(pattern=r"^\+?[0-9][0-9 \-]{6,18}$")] | None = None
-    alamat: Annotated[str, StringConstraints(max_length=500)] | None = None
+    alamat: Annotated[str, StringConstraints(max_length=500), TanpaNul] | None = None
     tanggal_lahir: Tanggal | None = None
 
 
@@ -82,7 +101,7 @@ class DaftarAnak(BaseModel):
 class KamarIn(_Strict):
     """A room as imported."""
 
-    nama: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+    nama: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TanpaNul]
     gedung: Teks
     kapasitas: int = Field(ge=0, le=1000)
     musyrif: Teks | None = None
@@ -108,7 +127,13 @@ class AbsensiIn(_Strict):
     """`PUT /absensi/{tanggal}/{id_anak}` body."""
 
     status: StatusAbsensi
-    keterangan: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] | None = None
+    keterangan: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500), TanpaNul] | None = None
+
+    @field_validator("keterangan")
+    @classmethod
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        """A blank note is no note: it is stored as NULL and left out of responses."""
+        return value or None
 
 
 class AbsensiPublic(BaseModel):

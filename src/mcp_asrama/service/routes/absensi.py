@@ -12,6 +12,7 @@ from mcp_asrama.service.schemas import (
     AbsensiHarian,
     AbsensiIn,
     AbsensiPublic,
+    Cari,
     JumlahStatus,
     RekapAbsensi,
     RekapAnak,
@@ -22,7 +23,7 @@ from mcp_asrama.service.schemas import (
 router = APIRouter(prefix="/absensi", tags=["absensi"], dependencies=[TokenDep])
 
 MAX_RANGE_DAYS = 366
-Filter = Annotated[str | None, Query(max_length=200)]
+Filter = Annotated[Cari | None, Query()]
 
 
 @router.get("", response_model=AbsensiHarian, response_model_exclude_none=True)
@@ -68,7 +69,7 @@ def rekap_absensi(
 def catat_absensi(
     session: SessionDep,
     tanggal: Annotated[Tanggal, Path(description="YYYY-MM-DD")],
-    id_anak: Annotated[str, Path(max_length=200)],
+    id_anak: Annotated[Cari, Path()],
     body: AbsensiIn,
 ) -> AbsensiPublic:
     """Record (or correct) one student's attendance on one day; repeating the same call changes nothing."""

@@ -6,19 +6,17 @@ from fastapi import APIRouter, HTTPException, Path, Query
 
 from mcp_asrama.service import crud
 from mcp_asrama.service.deps import SessionDep, TokenDep
-from mcp_asrama.service.schemas import AnakPublic, DaftarAnak, StatusAnak
+from mcp_asrama.service.schemas import AnakPublic, Cari, DaftarAnak, StatusAnak
 
 router = APIRouter(prefix="/anak", tags=["anak"], dependencies=[TokenDep])
 
-Filter = Annotated[str | None, Query(max_length=200)]
+Filter = Annotated[Cari | None, Query()]
 
 
 @router.get("", response_model=DaftarAnak)
 def cari_anak(
     session: SessionDep,
-    nama: Annotated[
-        str | None, Query(max_length=200, description="Bagian nama, tanpa beda huruf besar/kecil")
-    ] = None,
+    nama: Annotated[Cari | None, Query(description="Bagian nama, tanpa beda huruf besar/kecil")] = None,
     kelas: Filter = None,
     kamar: Filter = None,
     status: StatusAnak | None = None,
@@ -39,7 +37,7 @@ def cari_anak(
 
 
 @router.get("/{id_anak}", response_model=AnakPublic, responses={404: {"description": "Anak tidak ditemukan"}})
-def detail_anak(session: SessionDep, id_anak: Annotated[str, Path(max_length=200)]) -> AnakPublic:
+def detail_anak(session: SessionDep, id_anak: Annotated[Cari, Path()]) -> AnakPublic:
     """One student, all fields."""
     anak = crud.get_anak(session, id_anak)
     if anak is None:

@@ -1,0 +1,134 @@
+"""`GET /kamar`: the tutorial's rooms, `terisi` computed from the students' rooms."""
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx2
+import pytest
+
+from mcp_asrama.config import ServiceSettings
+from mcp_asrama.service.app import create_app
+from tests.conftest import TOKEN, fresh_database, insert_rows, service_client
+
+pytestmark = pytest.mark.anyio
+
+
+def anak(id_: str, kamar: str | None) -> dict[str, Any]:
+    return {
+        "id": id_,
+        "nama": f"Santri {id_}",
+        "kelas": "7A",
+        "kamar": kamar,
+        "status": "aktif",
+        "jenis_kelamin": None,
+        "nama_wali": None,
+        "nik": None,
+        "no_hp_wali": None,
+        "alamat": None,
+        "tanggal_lahir": None,
+    }
+
+
+async def _serve(url: str) -> AsyncIterator[httpx2.AsyncClient]:
+    app = create_app(ServiceSettings(db_url=url, service_token=TOKEN))
+    async with service_client(app) as client:
+        yield client
+    app.state.engine.dispose()
+
+
+async def test_rooms_have_tutorial_shape_with_terisi_computed(service: httpx2.AsyncClient) -> None:
+    response = await service.get("/kamar")
+    assert response.status_code == 200
+    assert response.json() == {
+        "data": [
+            {"nama": "Al-Fatih 1", "gedung": "Putra", "kapasitas": 6, "musyrif": "Ust. Ridwan", "terisi": 2},
+            {"nama": "Aisyah 2", "gedung": "Putri", "kapasitas": 6, "musyrif": "Ustz. Halimah", "terisi": 1},
+        ]
+    }
+
+
+ROOMS = [
+    {"nama": "Kosong", "gedung": "Putra", "kapasitas": 4, "musyrif": None},
+    {"nama": "Al-Fatih 1", "gedung": "Putra", "kapasitas": 6, "musyrif": "Ust. Ridwan"},
+    {"nama": "Ümmü Salamah 1", "gedung": "Putri", "kapasitas": 2, "musyrif": "Ustz. Halimah"},
+    {"nama": "Aisyah 2", "gedung": "Putri", "kapasitas": 6, "musyrif": "Ustz. Aminah"},
+]
+STUDENTS = [
+    anak("B1", "Al-Fatih 1"),
+    anak("B2", "al-fatih 1"),  # typed differently by another tool: still the same room
+    anak("B3", "AL-FATIH 1"),
+    anak("G1", "Ümmü Salamah 1"),
+    anak("G2", "Ümmü Salamah 1"),
+    anak("G3", "Ümmü Salamah 1"),  # over capacity: counted as it is, not capped
+    anak("X1", None),  # no room yet
+    anak("X2", "Gudang"),  # a room the table does not know
+]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def asrama_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Stored once per backend: this module's tests only read it."""
+    with fresh_database(request.param, tmp_path_factory.mktemp("db")) as url:
+        insert_rows(url, kamar=ROOMS, anak=STUDENTS, absensi=[])
+        yield url
+
+
+@pytest.fixture
+async def asrama(asrama_db: str) -> AsyncIterator[httpx2.AsyncClient]:
+    async for client in _serve(asrama_db):
+        yield client
+
+
+async def _terisi(client: httpx2.AsyncClient) -> dict[str, int]:
+    response = await client.get("/kamar")
+    assert response.status_code == 200
+    return {k["nama"]: k["terisi"] for k in response.json()["data"]}
+
+
+async def test_terisi_counts_students_whose_room_matches_case_insensitively(asrama: httpx2.AsyncClient) -> None:
+    assert (await _terisi(asrama))["Al-Fatih 1"] == 3
+
+
+async def test_terisi_counts_non_ascii_room_names(asrama: httpx2.AsyncClient) -> None:
+    assert (await _terisi(asrama))["Ümmü Salamah 1"] == 3
+
+
+async def test_room_without_students_has_terisi_zero(asrama: httpx2.AsyncClient) -> None:
+    assert (await _terisi(asrama))["Kosong"] == 0
+    assert (await _terisi(asrama))["Aisyah 2"] == 0
+
+
+async def test_only_stored_rooms_are_listed(asrama: httpx2.AsyncClient) -> None:
+    rooms = await _terisi(asrama)
+    assert "Gudang" not in rooms
+    assert sum(rooms.values()) == 6  # students without a room, or in an unknown one, are not counted
+
+
+async def test_rooms_are_ordered_by_building_then_name(asrama: httpx2.AsyncClient) -> None:
+    response = await asrama.get("/kamar")
+    assert [(k["gedung"], k["nama"]) for k in response.json()["data"]] == [
+        ("Putra", "Al-Fatih 1"),
+        ("Putra", "Kosong"),
+        ("Putri", "Aisyah 2"),
+        ("Putri", "Ümmü Salamah 1"),
+    ]
+
+
+async def test_room_without_musyrif_keeps_the_field_as_null(asrama: httpx2.AsyncClient) -> None:
+    response = await asrama.get("/kamar")
+    kosong = next(k for k in response.json()["data"] if k["nama"] == "Kosong")
+    assert kosong == {"nama": "Kosong", "gedung": "Putra", "kapasitas": 4, "musyrif": None, "terisi": 0}
+
+
+async def test_empty_database_lists_no_rooms(db_url: str) -> None:
+    insert_rows(db_url, kamar=[], anak=[], absensi=[])
+    async for client in _serve(db_url):
+        response = await client.get("/kamar")
+        assert response.status_code == 200
+        assert response.json() == {"data": []}
+
+
+async def test_query_parameters_are_ignored_not_errors(service: httpx2.AsyncClient) -> None:
+    response = await service.get("/kamar", params={"gedung": "Putri", "limit": "x"})
+    assert response.status_code == 200
+    assert len(response.json()["data"]) == 2

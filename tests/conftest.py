@@ -1,6 +1,7 @@
 """Shared fixtures: a clean environment, databases (SQLite files; PostgreSQL when ASRAMA_TEST_PG_URL is set),
 the data service built from its factory, and an HTTP client joined to it through the ASGI transport."""
 
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -89,9 +90,19 @@ def anyio_backend() -> str:
 def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     """No ASRAMA_* setting of the developer's shell leaks into a test; data files go to tmp."""
     for name in list(os.environ):
-        if name.startswith("ASRAMA_") and name != "ASRAMA_TEST_PG_URL":
+        if name.startswith("ASRAMA_") and not name.startswith("ASRAMA_TEST_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    """A test that runs the CLI (which configures logging) leaves the root logger as it found it."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 def _fresh_pg_database() -> Iterator[str]:

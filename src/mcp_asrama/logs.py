@@ -29,6 +29,19 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
+
+
+class DropQueryString(logging.Filter):
+    """uvicorn's access log line without the query string: `/anak?nama=…` would log a child's name."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+            record.args = (*args[:2], args[2].split("?", 1)[0], *args[3:])
+        return True
+
+
 def configure_logging(level: str = "INFO") -> None:
     """Send every logger (uvicorn's included) to stderr as JSON lines."""
     handler = logging.StreamHandler(sys.stderr)
@@ -40,3 +53,9 @@ def configure_logging(level: str = "INFO") -> None:
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.propagate = True
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, DropQueryString) for f in access.filters):
+        access.addFilter(DropQueryString())
+    # The HTTP clients log every request URL at INFO: a search URL holds a child's name. Never log those.
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)

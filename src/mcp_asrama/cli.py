@@ -126,6 +126,29 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Check an audit file's hash chain, or list who received a student's data."""
+    import json
+
+    from mcp_asrama.server import audit
+    from mcp_asrama.server.settings import ServerSettings
+
+    path = Path(args.file) if args.file else ServerSettings().audit_log
+    if path is None:
+        print("audit: give the audit file, or set ASRAMA_AUDIT_LOG", file=sys.stderr)
+        return 2
+    if not path.is_file():
+        print(f"audit: {path} does not exist", file=sys.stderr)
+        return 2
+    if args.audit_command == "verify":
+        intact, verdict = audit.verify(path)
+        print(verdict, file=sys.stdout if intact else sys.stderr)
+        return 0 if intact else 1
+    for entry in audit.who_saw(path, args.id_anak):
+        print(json.dumps(entry, ensure_ascii=False))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="mcp-asrama", description=__doc__)
@@ -181,6 +204,15 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("file", help="a .csv (comma or semicolon, UTF-8) or .xlsx file with a header row")
     db_flag(importer)
     importer.set_defaults(func=cmd_import)
+
+    audit = commands.add_parser("audit", help="check the disclosure audit log, or see who received a student's data")
+    audit_commands = audit.add_subparsers(dest="audit_command", required=True)
+    verify = audit_commands.add_parser("verify", help="check the hash chain; names the first broken line")
+    verify.add_argument("file", nargs="?", help="audit file (default ASRAMA_AUDIT_LOG)")
+    who = audit_commands.add_parser("who-saw", help="who received a student's data, and when (JSON lines)")
+    who.add_argument("id_anak")
+    who.add_argument("file", nargs="?", help="audit file (default ASRAMA_AUDIT_LOG)")
+    audit.set_defaults(func=cmd_audit)
     return parser
 
 

@@ -10,7 +10,8 @@ from mcp.server.mcpserver import MCPServer
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.server import prompts, resources, tools
+from mcp_asrama.server import audit, auth, prompts, ratelimit, resources, tools
+from mcp_asrama.server.access import SEMUA, Akses
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.settings import ServerSettings
 
@@ -35,13 +36,17 @@ CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
 def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport | None = None) -> AsramaServer:
     """The asrama MCP server; `transport` lets tests reach the data service in process."""
 
+    local = SEMUA if settings.stdio_scope is None else Akses.parse(settings.stdio_scope)
+    verifier = auth.token_verifier(settings)
+    limiter = ratelimit.RateLimiter(settings)
+
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[AppState]:
         http = make_http_client(
             settings.base_url, token=settings.token, timeout=settings.api_timeout, transport=transport
         )
         async with http:
-            yield AppState(client=AsramaClient(http))
+            yield AppState(client=AsramaClient(http), scope_claim=settings.auth_scope_claim, local=local)
 
     server = AsramaServer(
         "asrama",
@@ -50,7 +55,11 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         cache_hints=CACHE_HINTS,
+        token_verifier=verifier,
+        auth=auth.auth_settings(settings),
+        middleware=[*audit.middleware(settings), *ratelimit.middleware(limiter)],
     )
+    server.verifier, server.limiter = verifier, limiter
     tools.register(server)
     resources.register(server)
     prompts.register(server)

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
+from mcp.server.auth.provider import TokenVerifier
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import (
@@ -29,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.client import AsramaClient, AsramaError
 from mcp_asrama.privacy import json_text
+from mcp_asrama.server.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
 
 log = logging.getLogger(__name__)
@@ -47,11 +49,22 @@ class AppState:
     """What the lifespan owns for every request of the process."""
 
     client: AsramaClient
+    scope_claim: str = "asrama_scope"
+    local: Akses = SEMUA
+
+    def principal(self) -> Principal:
+        """Who is asking right now (token subject and scope, or the local operator)."""
+        return current_principal(self.scope_claim, self.local)
+
+
+def state_of(ctx: Context[Any, Any]) -> AppState:
+    """What the lifespan owns."""
+    return cast(AppState, ctx.request_context.lifespan_context)
 
 
 def client_of(ctx: Context[Any, Any]) -> AsramaClient:
     """The data-service client the lifespan owns."""
-    return cast(AppState, ctx.request_context.lifespan_context).client
+    return state_of(ctx).client
 
 
 def tool_result(model: BaseModel) -> CallToolResult:
@@ -72,9 +85,15 @@ def _names(names: list[str], limit: int = 5, width: int = 40) -> str:
 
 
 class AsramaServer(MCPServer[Any]):
-    """MCPServer with strict tool schemas, protocol errors for unknown names, and masked failures."""
+    """MCPServer with strict tool schemas, protocol errors for unknown names, and masked failures.
+
+    `verifier` and `limiter` are the token verifier (None without auth) and the rate limiter, shared with the
+    HTTP layer.
+    """
 
     _closed_tools: dict[str, Tool] | None = None
+    verifier: "TokenVerifier | None" = None
+    limiter: Any = None
 
     def add_tool(self, *args: Any, **kwargs: Any) -> None:
         """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use."""

@@ -1,22 +1,82 @@
 """Settings of the MCP server (the tutorial's env names kept: ASRAMA_API_URL, ASRAMA_API_TOKEN)."""
 
-from typing import Literal
+from pathlib import Path
+from typing import Annotated, Literal, Self
 
-from pydantic import AnyHttpUrl, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AnyHttpUrl, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from mcp_asrama.config import is_loopback
 
 
 class ServerSettings(BaseSettings):
-    """Where the data service is, how long to wait for it, and how the MCP server is reached."""
+    """Where the data service is, how the MCP server is reached, who may use it and how that is recorded."""
 
     model_config = SettingsConfigDict(env_prefix="ASRAMA_", extra="ignore", validate_by_name=True)
 
+    # The data service (upstream).
     api_url: AnyHttpUrl = AnyHttpUrl("http://localhost:8000")
     api_token: SecretStr | None = None
     api_timeout: float = Field(10.0, gt=0, le=300)
+
+    # How hosts reach us.
     transport: Literal["stdio", "http"] = "stdio"
     mcp_host: str = Field("127.0.0.1", validation_alias="ASRAMA_MCP_HOST")
     mcp_port: int = Field(8001, ge=1, le=65535, validation_alias="ASRAMA_MCP_PORT")
+    allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    max_body_bytes: int = Field(1024 * 1024, ge=1024)
+
+    # Who may (HTTP): an OAuth 2.1 resource server validating the identity provider's JWT access tokens.
+    auth: Literal["jwt", "none"] = "none"
+    public_url: AnyHttpUrl | None = None
+    auth_issuer: str | None = None
+    auth_jwks_url: AnyHttpUrl | None = None
+    auth_public_key_file: Path | None = None
+    auth_scope_claim: str = "asrama_scope"
+    auth_required_scope: str = "asrama:read"
+
+    # What the local operator (stdio, or HTTP without auth on loopback) may see: everything unless narrowed.
+    stdio_scope: Annotated[list[str], NoDecode] | None = None
+
+    # How much, and what is recorded.
+    rate_limit: str = Field("60/min", pattern=r"^\d+/(s|sec|min|h|hour)$")
+    rate_burst: int = Field(20, ge=1)
+    audit_log: Path | None = None
+
+    @field_validator("allowed_origins", "stdio_scope", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        """`a,b` or a JSON list in the environment; entries trimmed, empty ones dropped."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                import json
+
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _refuse_unsafe(self) -> Self:
+        if self.transport == "http" and self.auth == "none" and not is_loopback(self.mcp_host):
+            raise ValueError(
+                f"refusing to serve children's data on {self.mcp_host} without authentication: "
+                "set ASRAMA_AUTH=jwt (with ASRAMA_PUBLIC_URL, ASRAMA_AUTH_ISSUER and a JWKS URL or public key) "
+                "or bind 127.0.0.1"
+            )
+        if self.auth == "jwt":
+            missing = [
+                name
+                for name, value in (("ASRAMA_PUBLIC_URL", self.public_url), ("ASRAMA_AUTH_ISSUER", self.auth_issuer))
+                if not value
+            ]
+            if missing:
+                raise ValueError(f"ASRAMA_AUTH=jwt needs {' and '.join(missing)}")
+            if (self.auth_jwks_url is None) == (self.auth_public_key_file is None):
+                raise ValueError(
+                    "ASRAMA_AUTH=jwt needs exactly one of ASRAMA_AUTH_JWKS_URL, ASRAMA_AUTH_PUBLIC_KEY_FILE"
+                )
+        return self
 
     @property
     def base_url(self) -> str:

@@ -57,4 +57,5 @@ class Absensi(Base):
     status: Mapped[str] = mapped_column(String(5))
     keterangan: Mapped[str | None] = mapped_column(String(500))
 
-    __table_args__ = (Index("ix_absensi_anak_tanggal", "id_anak", "tanggal"),)
+    # Covers a student's date range with its status: /absensi/rekap reads only this index, never the table.
+    __table_args__ = (Index("ix_absensi_anak_tanggal_status", "id_anak", "tanggal", "status"),)

@@ -1,0 +1,83 @@
+"""Who is asking and what they may see: the pesantren's org chart as a token claim.
+
+A claim such as `["kamar:Al-Fatih 1", "kelas:7A"]` lets its holder see the students living in room Al-Fatih 1
+or in class 7A, nothing else; `["all"]` sees everything; no claim sees nothing.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+
+LOCAL_SUBJECT = "local"
+
+
+def _fold(value: str) -> str:
+    return " ".join(value.split()).casefold()
+
+
+@dataclass(frozen=True)
+class Akses:
+    """The students one principal may see: all, or those in some rooms (`kamar`) or classes (`kelas`)."""
+
+    semua: bool = False
+    kamar: frozenset[str] = field(default_factory=frozenset)
+    kelas: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def parse(cls, claim: object) -> "Akses":
+        """From a claim value: a list (or space/comma-separated string) of `all`, `kamar:X`, `kelas:Y`."""
+        if isinstance(claim, str):
+            entries: Iterable[object] = claim.split(",") if "," in claim else claim.split()
+        elif isinstance(claim, list | tuple):
+            entries = claim
+        else:
+            return cls()
+        kamar, kelas, semua = set(), set(), False
+        for entry in entries:
+            if not isinstance(entry, str):
+                continue
+            kind, _, name = entry.strip().partition(":")
+            if kind.strip().lower() == "all" and not name:
+                semua = True
+            elif kind.strip().lower() == "kamar" and name.strip():
+                kamar.add(_fold(name))
+            elif kind.strip().lower() == "kelas" and name.strip():
+                kelas.add(_fold(name))
+        return cls(semua=semua, kamar=frozenset(kamar), kelas=frozenset(kelas))
+
+    @property
+    def kosong(self) -> bool:
+        """Sees nothing at all."""
+        return not (self.semua or self.kamar or self.kelas)
+
+    def melihat(self, *, kelas: str | None, kamar: str | None) -> bool:
+        """Whether a student of `kelas` living in `kamar` is visible."""
+        if self.semua:
+            return True
+        return (kamar is not None and _fold(kamar) in self.kamar) or (kelas is not None and _fold(kelas) in self.kelas)
+
+    def boleh_kamar(self, kamar: str) -> bool:
+        """Whether the room itself (its occupancy, its musyrif) is visible."""
+        return self.semua or _fold(kamar) in self.kamar
+
+
+SEMUA = Akses(semua=True)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The subject of a request (`local` for the operator on stdio) and what they may see."""
+
+    subject: str
+    akses: Akses
+    client_id: str | None = None
+
+
+def current_principal(scope_claim: str, local: Akses) -> Principal:
+    """The principal of the request in progress: from its validated access token, or the local operator."""
+    token = get_access_token()
+    if token is None:
+        return Principal(LOCAL_SUBJECT, local)
+    claims = token.claims or {}
+    return Principal(token.subject or token.client_id, Akses.parse(claims.get(scope_claim)), token.client_id)

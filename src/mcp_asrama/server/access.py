@@ -12,13 +12,21 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 LOCAL_SUBJECT = "local"
 
 
-def _fold(value: str) -> str:
+def fold(value: str) -> str:
+    """The form names are compared in: whitespace collapsed, case folded."""
     return " ".join(value.split()).casefold()
+
+
+def _tidy(value: str) -> str:
+    return " ".join(value.split())
 
 
 @dataclass(frozen=True)
 class Akses:
-    """The students one principal may see: all, or those in some rooms (`kamar`) or classes (`kelas`)."""
+    """The students one principal may see: all, or those in some rooms (`kamar`) or classes (`kelas`).
+
+    Names are kept as written (they are sent upstream as filters) and compared folded.
+    """
 
     semua: bool = False
     kamar: frozenset[str] = field(default_factory=frozenset)
@@ -41,9 +49,9 @@ class Akses:
             if kind.strip().lower() == "all" and not name:
                 semua = True
             elif kind.strip().lower() == "kamar" and name.strip():
-                kamar.add(_fold(name))
+                kamar.add(_tidy(name))
             elif kind.strip().lower() == "kelas" and name.strip():
-                kelas.add(_fold(name))
+                kelas.add(_tidy(name))
         return cls(semua=semua, kamar=frozenset(kamar), kelas=frozenset(kelas))
 
     @property
@@ -55,11 +63,23 @@ class Akses:
         """Whether a student of `kelas` living in `kamar` is visible."""
         if self.semua:
             return True
-        return (kamar is not None and _fold(kamar) in self.kamar) or (kelas is not None and _fold(kelas) in self.kelas)
+        return (kamar is not None and fold(kamar) in self._kamar) or (kelas is not None and fold(kelas) in self._kelas)
 
     def boleh_kamar(self, kamar: str) -> bool:
         """Whether the room itself (its occupancy, its musyrif) is visible."""
-        return self.semua or _fold(kamar) in self.kamar
+        return self.semua or fold(kamar) in self._kamar
+
+    def boleh_kelas(self, kelas: str) -> bool:
+        """Whether the whole class is visible."""
+        return self.semua or fold(kelas) in self._kelas
+
+    @property
+    def _kamar(self) -> frozenset[str]:
+        return frozenset(fold(k) for k in self.kamar)
+
+    @property
+    def _kelas(self) -> frozenset[str]:
+        return frozenset(fold(k) for k in self.kelas)
 
 
 SEMUA = Akses(semua=True)

@@ -2,13 +2,14 @@
 
 import re
 from datetime import date
-from typing import Annotated
+from typing import Annotated, Any
 
+from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import Field
 
-from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.core import AsramaServer, state_of
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -30,9 +31,20 @@ def _date(name: str, value: str) -> date:
     raise MCPError(code=INVALID_PARAMS, message=f"{name} harus tanggal yang ada, format YYYY-MM-DD")
 
 
-def laporan_kamar(nama_kamar: Annotated[str, Field(description="Nama kamar, mis. 'Al-Fatih 1'")]) -> str:
+OUT_OF_SCOPE = "Di luar wewenang Anda: token Anda tidak memberi akses ke {what} ini."
+
+
+def _allow(ctx: Context[Any, Any], allowed: bool, what: str) -> None:
+    """Refuse a report on something the principal may not see (the template itself holds no data)."""
+    akses = state_of(ctx).principal().akses
+    if akses.kosong or not allowed:
+        raise MCPError(code=INVALID_PARAMS, message=OUT_OF_SCOPE.format(what=what))
+
+
+def laporan_kamar(nama_kamar: Annotated[str, Field(description="Nama kamar, mis. 'Al-Fatih 1'")], ctx: Context) -> str:
     """Laporan singkat satu kamar: penghuni, terisi vs kapasitas, dan siapa yang tidak hadir hari ini."""
     kamar = _text("nama_kamar", nama_kamar)
+    _allow(ctx, state_of(ctx).principal().akses.boleh_kamar(kamar), "kamar")
     return (
         f'Buatkan laporan singkat untuk kamar "{kamar}" per hari ini ({date.today().isoformat()}). '
         f'Gunakan daftar_kamar untuk gedung, kapasitas, terisi dan musyrif; cari_anak(kamar="{kamar}") untuk '
@@ -43,10 +55,14 @@ def laporan_kamar(nama_kamar: Annotated[str, Field(description="Nama kamar, mis.
 
 def laporan_harian(
     tanggal: Annotated[str, Field(description="Tanggal YYYY-MM-DD")],
+    ctx: Context,
     kelas: Annotated[str | None, Field(description="Kelas, mis. '7A' (opsional)")] = None,
 ) -> str:
     """Laporan absensi satu hari, untuk seluruh asrama atau satu kelas."""
     hari = _date("tanggal", tanggal).isoformat()
+    akses = state_of(ctx).principal().akses
+    # A musyrif may report on the part of a class that lives in his rooms; tools show only that part.
+    _allow(ctx, kelas is None or akses.boleh_kelas(kelas) or bool(akses.kamar), "kelas")
     cakupan = f'kelas "{_text("kelas", kelas, 20)}"' if kelas else "seluruh asrama"
     filter_kelas = f', kelas="{_text("kelas", kelas, 20)}"' if kelas else ""
     return (
@@ -60,9 +76,11 @@ def rekap_wali_kelas(
     kelas: Annotated[str, Field(description="Kelas, mis. '7A'")],
     dari: Annotated[str, Field(description="Tanggal awal YYYY-MM-DD")],
     sampai: Annotated[str, Field(description="Tanggal akhir YYYY-MM-DD")],
+    ctx: Context,
 ) -> str:
     """Rekap absensi satu kelas untuk wali kelas, dengan anak yang perlu diperhatikan."""
     nama_kelas = _text("kelas", kelas, 20)
+    _allow(ctx, state_of(ctx).principal().akses.boleh_kelas(nama_kelas), "kelas")
     awal, akhir = _date("dari", dari), _date("sampai", sampai)
     if akhir < awal:
         raise MCPError(code=INVALID_PARAMS, message="sampai harus sama dengan atau sesudah dari")

@@ -9,8 +9,9 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp_asrama.client import NotFound
 from mcp_asrama.privacy import json_text
 from mcp_asrama.server.arguments import ID_PATTERN
-from mcp_asrama.server.core import AsramaServer, client_of, resource_context
+from mcp_asrama.server.core import AsramaServer, resource_context
 from mcp_asrama.server.models import DetailAnak
+from mcp_asrama.server.scoped import terbatas
 from mcp_asrama.server.tools import ringkas_absensi, ringkas_kamar
 
 JSON = "application/json"
@@ -18,7 +19,7 @@ JSON = "application/json"
 
 async def kamar() -> str:
     """Semua kamar asrama: gedung, kapasitas, jumlah terisi dan musyrif."""
-    return json_text(ringkas_kamar((await client_of(resource_context()).daftar_kamar()).data))
+    return json_text(ringkas_kamar(await terbatas(resource_context()).daftar_kamar()))
 
 
 async def anak(id_anak: str, ctx: Context) -> str:
@@ -26,7 +27,7 @@ async def anak(id_anak: str, ctx: Context) -> str:
     if not re.fullmatch(ID_PATTERN, id_anak) or set(id_anak) == {"."}:
         raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
     try:
-        found = await client_of(ctx).detail_anak(id_anak)
+        found = await terbatas(ctx).detail_anak(id_anak)
     except NotFound:
         raise ResourceNotFoundError(f"Anak dengan id '{id_anak}' tidak ditemukan") from None
     return json_text(DetailAnak.model_validate(found.model_dump()))
@@ -40,7 +41,7 @@ async def absensi(tanggal: str, ctx: Context) -> str:
         day = None
     if day is None:
         raise ResourceNotFoundError("tanggal tidak valid: gunakan tanggal yang ada, format YYYY-MM-DD")
-    return json_text(await ringkas_absensi(client_of(ctx), day))
+    return json_text(await ringkas_absensi(terbatas(ctx), day))
 
 
 def register(server: AsramaServer) -> None:

@@ -1,7 +1,6 @@
 """The tools: the tutorial's names and arguments, validated inputs, allowlisted and budgeted outputs."""
 
 import inspect
-from collections import Counter
 from collections.abc import Callable
 from datetime import date
 from typing import Annotated, Any
@@ -10,9 +9,9 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 
-from mcp_asrama.client import AsramaClient, NotFound
-from mcp_asrama.client.models import CatatanAbsensi, JumlahStatus, RekapAnak
+from mcp_asrama.client import NotFound
 from mcp_asrama.client.models import Kamar as DataKamar
+from mcp_asrama.client.models import RekapAnak
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server.arguments import (
     MAX_RANGE_DAYS,
@@ -26,7 +25,7 @@ from mcp_asrama.server.arguments import (
     StatusAnak,
     Tanggal,
 )
-from mcp_asrama.server.core import AsramaServer, client_of, tool_result
+from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.models import (
     DetailAnak,
     HasilAbsensiHarian,
@@ -34,7 +33,9 @@ from mcp_asrama.server.models import (
     HasilDaftarKamar,
     HasilRekapAbsensi,
 )
+from mcp_asrama.server.scoped import Terbatas, counts, terbatas
 
+NO_ACCESS = "Token Anda tidak memberi akses ke data anak mana pun; minta admin memeriksa wewenang Anda."
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 TOP_ABSENT = 10
 
@@ -52,26 +53,25 @@ async def cari_anak(
     (aktif, izin, sakit, pulang). Semua filter opsional dan digabung (DAN). Hasil: total yang cocok dan satu halaman
     anak (id, nama, kelas, kamar, status, nama_wali); bila ada next_offset, panggil lagi dengan offset=next_offset
     untuk halaman berikutnya. Gunakan id dari hasil ini untuk detail_anak."""
-    found = await client_of(ctx).cari_anak(
-        nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset
-    )
-    if status and any((a.status or "").lower() != status for a in found.data):
+    reader = terbatas(ctx)
+    total, page = await reader.cari_anak(nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset)
+    if status and any((a.status or "").lower() != status for a in page):
         # A tutorial-contract service ignores `status`: say so rather than present others as matches.
         raise ToolError(
             "Layanan data asrama ini tidak mendukung filter status pada pencarian anak. Panggil cari_anak "
             "tanpa status; setiap anak di hasil menyertakan statusnya."
         )
-    shown = fitting_count(found.data, RESULT_BUDGET)
+    shown = fitting_count(page, RESULT_BUDGET)
     following = offset + shown
-    catatan = None
-    if shown < len(found.data):
-        catatan = f"Hasil dipotong agar ringkas: {shown} dari {len(found.data)} anak di halaman ini."
+    catatan = NO_ACCESS if reader.akses.kosong else None
+    if shown < len(page):
+        catatan = f"Hasil dipotong agar ringkas: {shown} dari {len(page)} anak di halaman ini."
     return tool_result(
         HasilCariAnak(
-            total=found.total,
-            data=found.data[:shown],
+            total=total,
+            data=page[:shown],
             catatan=catatan,
-            next_offset=following if following < found.total else None,
+            next_offset=following if following < total else None,
         )
     )
 
@@ -80,7 +80,7 @@ async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult
     """Detail satu anak asrama berdasarkan id (mis. 'A001'): nama, kelas, kamar, status, jenis kelamin dan nama
     wali. Belum tahu id-nya? Cari dulu dengan cari_anak."""
     try:
-        anak = await client_of(ctx).detail_anak(id_anak)
+        anak = await terbatas(ctx).detail_anak(id_anak)
     except NotFound:
         raise ToolError(
             f"Anak dengan id '{id_anak}' tidak ditemukan. Cari id yang benar dengan cari_anak "
@@ -91,7 +91,7 @@ async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult
 
 async def daftar_kamar(ctx: Context) -> Annotated[CallToolResult, HasilDaftarKamar]:
     """Daftar semua kamar asrama: gedung (Putra/Putri), kapasitas, jumlah terisi dan musyrif (pembina kamar)."""
-    return tool_result(ringkas_kamar((await client_of(ctx).daftar_kamar()).data))
+    return tool_result(ringkas_kamar(await terbatas(ctx).daftar_kamar()))
 
 
 def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
@@ -106,29 +106,15 @@ def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
     return HasilDaftarKamar(jumlah=len(rooms), data=rooms[:shown], catatan=catatan)
 
 
-def _require_field(records: list[CatatanAbsensi], field: str) -> None:
-    if any(getattr(r, field) is None for r in records):
-        raise ToolError(
-            f"Layanan data asrama tidak menyertakan {field} pada data absensi, jadi filter {field} "
-            f"tidak bisa diterapkan. Panggil tanpa filter {field}, lalu cocokkan dengan "
-            f"cari_anak({field}=...)."
-        )
-
-
 async def ringkas_absensi(
-    client: AsramaClient,
+    reader: Terbatas,
     tanggal: date,
     kelas: str | None = None,
     kamar: str | None = None,
     status: str | None = None,
 ) -> HasilAbsensiHarian:
     """One day's attendance, aggregated first: counts per status, then who was not `hadir` (or had `status`)."""
-    records = (await client.absensi(tanggal, kelas=kelas, kamar=kamar)).data
-    for field, wanted in (("kelas", kelas), ("kamar", kamar)):
-        if wanted:
-            _require_field(records, field)
-            records = [r for r in records if (getattr(r, field) or "").lower() == wanted.lower()]
-    counts = Counter(r.status for r in records)
+    records = await reader.absensi(tanggal, kelas, kamar)
     listed = [r for r in records if (r.status == status if status else r.status != "hadir")]
     shown = fitting_count(listed, RESULT_BUDGET)
     notes = []
@@ -141,7 +127,7 @@ async def ringkas_absensi(
     return HasilAbsensiHarian(
         tanggal=tanggal,
         jumlah_anak=len(records),
-        per_status=JumlahStatus(**{s: counts.get(s, 0) for s in ("hadir", "izin", "sakit", "alpa")}),
+        per_status=counts(records),
         tidak_hadir=listed[:shown],
         catatan=" ".join(notes) or None,
     )
@@ -157,7 +143,7 @@ async def absensi_harian(
     """Absensi anak asrama pada satu tanggal (YYYY-MM-DD): jumlah per status (hadir, izin, sakit, alpa), lalu
     daftar anak yang TIDAK hadir beserta keterangannya. Filter opsional: kelas (mis. '7A'), kamar, dan status
     (mis. 'izin' untuk hanya yang izin). Untuk rentang tanggal gunakan rekap_absensi."""
-    return tool_result(await ringkas_absensi(client_of(ctx), tanggal, kelas, kamar, status))
+    return tool_result(await ringkas_absensi(terbatas(ctx), tanggal, kelas, kamar, status))
 
 
 def _most_absent(per_anak: list[RekapAnak]) -> list[RekapAnak]:
@@ -180,7 +166,7 @@ async def rekap_absensi(
     if (sampai - dari).days >= MAX_RANGE_DAYS:
         raise ToolError(f"Argumen tidak valid: rentang paling panjang {MAX_RANGE_DAYS} hari.")
     try:
-        rekap = await client_of(ctx).rekap(dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, limit=TOP_ABSENT)
+        rekap = await terbatas(ctx).rekap(dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, top=TOP_ABSENT)
     except NotFound:
         raise ToolError(
             "Layanan data asrama ini tidak menyediakan rekap absensi (/absensi/rekap). "

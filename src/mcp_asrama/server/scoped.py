@@ -1,0 +1,164 @@
+"""Reads narrowed to what the asking principal may see, both in the upstream query and on the result.
+
+With full access a read is one upstream request, as before. With a scope such as `kamar:Al-Fatih 1, kelas:7A`
+each read becomes one request per room or class in scope (intersected with the caller's own filters); the
+answers are merged, de-duplicated and filtered again on the rows themselves, so a student outside the scope
+never counts, is never named and never listed — even if the upstream ignored a filter.
+"""
+
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from mcp_asrama.client import AsramaClient, NotFound
+from mcp_asrama.client.models import Anak, CatatanAbsensi, JumlahStatus, Kamar, RekapAbsensi, RekapAnak
+from mcp_asrama.server.access import Akses, fold
+from mcp_asrama.server.core import state_of
+
+# A scoped search gathers every visible match before paging; beyond this the caller must narrow it down.
+MAX_SCOPED_ROWS = 5_000
+PAGE = 100
+STATUSES = ("hadir", "izin", "sakit", "alpa")
+
+Unit = tuple[str | None, str | None]  # (kelas, kamar) filters of one upstream request
+
+
+class OutOfReach(NotFound):
+    """The record exists or not; either way this principal may not know."""
+
+
+@dataclass(frozen=True)
+class Terbatas:
+    """The data-service client seen through one principal's `Akses`."""
+
+    client: AsramaClient
+    akses: Akses
+
+    def units(self, kelas: str | None, kamar: str | None) -> list[Unit]:
+        """Upstream filter pairs that together cover exactly the visible part of (kelas, kamar)."""
+        if self.akses.semua:
+            return [(kelas, kamar)]
+        units: list[Unit] = []
+        for room in sorted(self.akses.kamar):
+            if kamar is None or fold(kamar) == fold(room):
+                units.append((kelas, room))
+        for klass in sorted(self.akses.kelas):
+            if kelas is None or fold(kelas) == fold(klass):
+                units.append((klass, kamar))
+        return list(dict.fromkeys(units))
+
+    def visible(self, *, kelas: str | None, kamar: str | None) -> bool:
+        """Whether a row of `kelas`/`kamar` may be shown."""
+        return self.akses.melihat(kelas=kelas, kamar=kamar)
+
+    async def cari_anak(
+        self, *, nama: str | None, kelas: str | None, kamar: str | None, status: str | None, limit: int, offset: int
+    ) -> tuple[int, list[Anak]]:
+        """(total visible matches, one page), ordered by name then id."""
+        if self.akses.semua:
+            found = await self.client.cari_anak(
+                nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset
+            )
+            return found.total, found.data
+        merged: dict[str, Anak] = {}
+        for unit_kelas, unit_kamar in self.units(kelas, kamar):
+            async for anak in self._all_pages(nama, unit_kelas, unit_kamar, status):
+                if self.visible(kelas=anak.kelas, kamar=anak.kamar):
+                    merged[anak.id] = anak
+        ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
+        return len(ordered), ordered[offset : offset + limit]
+
+    async def _all_pages(
+        self, nama: str | None, kelas: str | None, kamar: str | None, status: str | None
+    ) -> AsyncIterator[Anak]:
+        offset = 0
+        while True:
+            page = await self.client.cari_anak(
+                nama=nama, kelas=kelas, kamar=kamar, status=status, limit=PAGE, offset=offset
+            )
+            for anak in page.data:
+                yield anak
+            offset += len(page.data)
+            if not page.data or offset >= page.total:
+                return
+            if offset >= MAX_SCOPED_ROWS:
+                raise ToolError("Terlalu banyak anak yang cocok; persempit dengan nama, kelas atau kamar.")
+
+    async def detail_anak(self, id_anak: str) -> Anak:
+        """One student, or `OutOfReach` (a NotFound) when outside the scope."""
+        anak = await self.client.detail_anak(id_anak)
+        if not self.visible(kelas=anak.kelas, kamar=anak.kamar):
+            raise OutOfReach("not visible")
+        return anak
+
+    async def daftar_kamar(self) -> list[Kamar]:
+        """The rooms whose occupancy and musyrif this principal may see."""
+        if self.akses.kosong:
+            return []
+        rooms = (await self.client.daftar_kamar()).data
+        return [room for room in rooms if self.akses.boleh_kamar(room.nama)]
+
+    async def absensi(self, tanggal: date, kelas: str | None, kamar: str | None) -> list[CatatanAbsensi]:
+        """One day's visible records (matching kelas/kamar), each student once."""
+        merged: dict[str, CatatanAbsensi] = {}
+        for unit_kelas, unit_kamar in self.units(kelas, kamar):
+            records = (await self.client.absensi(tanggal, kelas=unit_kelas, kamar=unit_kamar)).data
+            self._require(records, kelas=unit_kelas is not None, kamar=unit_kamar is not None)
+            for record in records:
+                wanted = self._matches(record.kelas, kelas) and self._matches(record.kamar, kamar)
+                if wanted and self.visible(kelas=record.kelas, kamar=record.kamar):
+                    merged.setdefault(record.id_anak, record)
+        return list(merged.values())
+
+    def _require(self, records: list[CatatanAbsensi], *, kelas: bool, kamar: bool) -> None:
+        """Rows must say which class and room they belong to whenever we must filter or scope on them."""
+        needed = [field for field, wanted in (("kelas", kelas), ("kamar", kamar)) if wanted or not self.akses.semua]
+        for field in needed:
+            if any(getattr(r, field) is None for r in records):
+                raise ToolError(
+                    f"Layanan data asrama tidak menyertakan {field} pada data absensi, jadi filter {field} atau "
+                    f"batas wewenang tidak bisa diterapkan. Panggil tanpa filter {field}, lalu cocokkan dengan "
+                    f"cari_anak({field}=...)."
+                    if self.akses.semua
+                    else "Layanan data asrama tidak menyertakan kelas/kamar pada data absensi, jadi data tidak bisa "
+                    "dibatasi sesuai wewenang Anda. Minta admin memakai layanan yang menyertakannya."
+                )
+
+    @staticmethod
+    def _matches(value: str | None, wanted: str | None) -> bool:
+        return wanted is None or (value is not None and fold(value) == fold(wanted))
+
+    async def rekap(
+        self, dari: date, sampai: date, *, kelas: str | None, kamar: str | None, id_anak: str | None, top: int
+    ) -> RekapAbsensi:
+        """Counts over a range for the visible students, with per-student rows (most absent first)."""
+        if self.akses.semua:
+            return await self.client.rekap(dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, limit=top)
+        merged: dict[str, RekapAnak] = {}
+        for unit_kelas, unit_kamar in self.units(kelas, kamar):
+            rekap = await self.client.rekap(dari, sampai, kelas=unit_kelas, kamar=unit_kamar, id_anak=id_anak)
+            for row in rekap.per_anak:
+                if self.visible(kelas=row.kelas, kamar=row.kamar):
+                    merged.setdefault(row.id_anak, row)
+        rows = sorted(merged.values(), key=lambda r: r.tidak_hadir, reverse=True)
+        total = JumlahStatus(**{s: sum(getattr(r, s) for r in rows) for s in STATUSES})
+        return RekapAbsensi(dari=dari, sampai=sampai, total=total, jumlah_anak=len(rows), per_anak=rows)
+
+
+def counts(records: Iterable[CatatanAbsensi]) -> JumlahStatus:
+    """Counts per attendance status."""
+    tally = {s: 0 for s in STATUSES}
+    for record in records:
+        if record.status in tally:
+            tally[record.status] += 1
+    return JumlahStatus(**tally)
+
+
+def terbatas(ctx: Context[Any, Any]) -> Terbatas:
+    """The data service as the principal of this request may see it."""
+    state = state_of(ctx)
+    return Terbatas(state.client, state.principal().akses)

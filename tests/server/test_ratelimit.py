@@ -1,0 +1,585 @@
+"""Rate limits per subject: the token bucket (with an injected clock), the MCP middleware in both eras, and the
+HTTP layer around a tiny ASGI app and around the SDK's own Streamable HTTP app."""
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from fastapi import FastAPI
+from mcp.server.auth.middleware.auth_context import auth_context_var
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import TextContent
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcp_asrama.server.access import SEMUA, current_principal
+from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.ratelimit import (
+    CHARGED,
+    RATE_LIMITED,
+    RateLimiter,
+    SubjectCache,
+    middleware,
+    parse_rate,
+    retry_seconds,
+    subject_of,
+    wrap_http,
+)
+from mcp_asrama.server.settings import ServerSettings
+from tests.server.conftest import connect, server_for
+
+REFUSAL = re.compile(r"^Terlalu banyak permintaan; coba lagi dalam (\d+) detik\.$")
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def limiter(rate: str = "3/min", burst: int = 3, **kwargs: Any) -> RateLimiter:
+    return RateLimiter(ServerSettings(rate_limit=rate, rate_burst=burst, max_body_bytes=8192), **kwargs)
+
+
+def token(subject: str | None, client_id: str = "host", expires_at: int | None = None) -> AccessToken:
+    return AccessToken(
+        token=f"tok-{subject}",
+        client_id=client_id,
+        scopes=["asrama:read"],
+        subject=subject,
+        expires_at=expires_at,
+        claims={"asrama_scope": ["all"]},
+    )
+
+
+# --- the bucket -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "per_second"), [("60/min", 1.0), ("5/s", 5.0), ("7/sec", 7.0), ("3600/h", 1.0), ("2/hour", 2 / 3600)]
+)
+def test_rate_is_parsed_per_second(text: str, per_second: float) -> None:
+    assert parse_rate(text) == pytest.approx(per_second)
+
+
+@pytest.mark.parametrize("text", ["0/min", "x/min", "5/day", "5", "-1/s"])
+def test_rate_that_allows_nothing_or_is_malformed_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="rate limit"):
+        parse_rate(text)
+
+
+def test_burst_is_granted_then_refused_with_the_wait_until_the_next_token() -> None:
+    clock = Clock()
+    bucket = limiter("3/min", 3, clock=clock)
+    assert [bucket.acquire("ustadz") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert bucket.acquire("ustadz") == pytest.approx(20.0)
+    clock.now += 5
+    assert bucket.acquire("ustadz") == pytest.approx(15.0)
+
+
+def test_bucket_refills_at_the_rate_and_never_beyond_the_burst() -> None:
+    clock = Clock()
+    bucket = limiter("3/min", 3, clock=clock)
+    for _ in range(3):
+        bucket.acquire("ustadz")
+    clock.now += 20
+    assert bucket.acquire("ustadz") == 0.0
+    assert bucket.acquire("ustadz") > 0
+    clock.now += 3600
+    assert [bucket.acquire("ustadz") for _ in range(4)][:3] == [0.0, 0.0, 0.0]
+    assert bucket.acquire("ustadz") > 0
+
+
+def test_a_refused_request_takes_nothing() -> None:
+    clock = Clock()
+    bucket = limiter("3/min", 1, clock=clock)
+    bucket.acquire("ustadz")
+    for _ in range(10):
+        assert bucket.acquire("ustadz") > 0
+    clock.now += 20
+    assert bucket.acquire("ustadz") == 0.0
+
+
+def test_subjects_have_their_own_buckets() -> None:
+    bucket = limiter("3/min", 2, clock=Clock())
+    assert [bucket.acquire("a") for _ in range(3)][2] > 0
+    assert [bucket.acquire("b") for _ in range(2)] == [0.0, 0.0]
+
+
+def test_buckets_idle_until_full_are_forgotten() -> None:
+    clock = Clock()
+    bucket = limiter("3/min", 3, clock=clock)
+    for subject in ("a", "b", "c"):
+        bucket.acquire(subject)
+    clock.now += 59  # not yet full again (3 tokens take 60 s)
+    bucket.acquire("d")
+    assert len(bucket) == 4
+    clock.now += 2
+    bucket.acquire("e")
+    assert len(bucket) == 2  # a, b, c full again and forgotten; d, e kept
+
+
+def test_number_of_buckets_is_capped() -> None:
+    bucket = limiter("3/min", 3, clock=Clock(), max_subjects=5)
+    for i in range(50):
+        bucket.acquire(f"s{i}")
+        assert len(bucket) <= 5
+    assert bucket.acquire("s49") == 0.0  # the latest subjects are the ones kept
+    assert bucket.acquire("s49") == 0.0
+    assert bucket.acquire("s49") > 0
+
+
+def test_limiter_refuses_a_rate_of_zero() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        limiter("0/min")
+
+
+@pytest.mark.parametrize(("wait", "seconds"), [(0.01, 1), (1.0, 1), (1.2, 2), (19.97, 20), (3599.5, 3600)])
+def test_retry_after_is_whole_seconds_rounded_up(wait: float, seconds: int) -> None:
+    assert retry_seconds(wait) == seconds
+
+
+def test_subject_is_the_one_access_names() -> None:
+    for access in (token("ustadz-ridwan"), token(None, client_id="claude-desktop")):
+        reset = auth_context_var.set(AuthenticatedUser(access))
+        try:
+            assert subject_of(access) == current_principal("asrama_scope", SEMUA).subject
+        finally:
+            auth_context_var.reset(reset)
+    assert subject_of(None) == current_principal("asrama_scope", SEMUA).subject == "local"
+
+
+# --- the MCP layer, in memory, in both eras ----------------------------------------------------------------------
+
+
+@contextmanager
+def signed_in(access: AccessToken | None) -> Iterator[None]:
+    """Requests made meanwhile carry `access` as their validated token, as the SDK's auth middleware sets it."""
+    reset = auth_context_var.set(None if access is None else AuthenticatedUser(access))
+    try:
+        yield
+    finally:
+        auth_context_var.reset(reset)
+
+
+def limited(service_app: FastAPI) -> tuple[AsramaServer, Clock]:
+    server = server_for(service_app, rate_limit="3/min", rate_burst=3)
+    clock = Clock()
+    server.limiter.clock = clock
+    return server, clock
+
+
+def refusal_seconds(result: Any) -> int:
+    assert result.is_error
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    match = REFUSAL.match(block.text)
+    assert match, block.text
+    return int(match.group(1))
+
+
+@pytest.mark.anyio
+async def test_fourth_tool_call_in_a_burst_is_a_tool_error_saying_when_to_retry(service_app: FastAPI, era: str) -> None:
+    server, _ = limited(service_app)
+    async with connect(server, era) as client:
+        for _ in range(3):
+            assert not (await client.call_tool("daftar_kamar", {})).is_error
+        assert refusal_seconds(await client.call_tool("daftar_kamar", {})) == 20
+
+
+@pytest.mark.anyio
+async def test_other_subjects_are_not_affected(service_app: FastAPI, era: str) -> None:
+    server, _ = limited(service_app)
+    with signed_in(token("ustadz-ridwan")):
+        async with connect(server, era) as ridwan:
+            for _ in range(3):
+                await ridwan.call_tool("daftar_kamar", {})
+            assert refusal_seconds(await ridwan.call_tool("detail_anak", {"id_anak": "A001"})) == 20
+    with signed_in(token("ustadzah-halimah")):
+        async with connect(server, era) as halimah:
+            for _ in range(3):
+                assert not (await halimah.call_tool("daftar_kamar", {})).is_error
+            assert refusal_seconds(await halimah.call_tool("daftar_kamar", {})) == 20
+    async with connect(server, era) as local:
+        assert not (await local.call_tool("daftar_kamar", {})).is_error
+
+
+@pytest.mark.anyio
+async def test_bucket_refills_and_calls_succeed_again(service_app: FastAPI, era: str) -> None:
+    server, clock = limited(service_app)
+    async with connect(server, era) as client:
+        for _ in range(3):
+            await client.call_tool("daftar_kamar", {})
+        clock.now += 15
+        assert refusal_seconds(await client.call_tool("daftar_kamar", {})) == 5
+        clock.now += 5
+        assert not (await client.call_tool("daftar_kamar", {})).is_error
+        assert refusal_seconds(await client.call_tool("daftar_kamar", {})) == 20
+
+
+@pytest.mark.anyio
+async def test_reads_over_the_limit_are_a_protocol_error_and_lists_stay_free(service_app: FastAPI, era: str) -> None:
+    server, _ = limited(service_app)
+    async with connect(server, era) as client:
+        for _ in range(3):
+            await client.read_resource("asrama://kamar")
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource("asrama://kamar")
+        assert refused.value.error.code == RATE_LIMITED
+        assert refused.value.error.data == {"retryAfter": 20}
+        assert REFUSAL.match(refused.value.error.message)
+        for _ in range(5):
+            assert len((await client.list_tools()).tools) == 5
+        assert refusal_seconds(await client.call_tool("daftar_kamar", {})) == 20
+
+
+# --- the HTTP layer around a tiny app ------------------------------------------------------------------------------
+
+
+class Inner:
+    """A stand-in for the SDK's app: echoes the body it receives and records whether the request was charged."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+        self.charged: list[bool] = []
+
+        async def mcp(request: Request) -> Response:
+            body = await request.body()
+            self.bodies.append(body)
+            self.charged.append(bool(request.scope.get(CHARGED)))
+            return Response(body, media_type="application/octet-stream")
+
+        async def ok(_: Request) -> Response:
+            return JSONResponse({"status": "ok"})
+
+        self.app = Starlette(
+            routes=[
+                Route("/mcp", mcp, methods=["GET", "POST"]),
+                Route("/healthz", ok),
+                Route("/readyz", ok),
+                Route("/.well-known/oauth-protected-resource", ok),
+                Route("/.well-known/oauth-protected-resource/mcp", ok),
+            ]
+        )
+
+
+class Verifier:
+    """A fake identity provider's verification: known tokens map to their AccessToken."""
+
+    def __init__(self, tokens: dict[str, AccessToken], fail: bool = False) -> None:
+        self.tokens = tokens
+        self.calls = 0
+        self.fail = fail
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        self.calls += 1
+        if self.fail:
+            raise RuntimeError("jwks unreachable")
+        return self.tokens.get(token)
+
+
+@asynccontextmanager
+async def http(app: Any) -> AsyncIterator[httpx2.AsyncClient]:
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1:8001") as client:
+        yield client
+
+
+def rpc(method: str, request_id: int | None = 1, **params: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if request_id is not None:
+        message["id"] = request_id
+    return message
+
+
+READ = rpc("resources/read", uri="asrama://kamar")
+CALL = rpc("tools/call", name="daftar_kamar", arguments={})
+
+
+@pytest.mark.anyio
+async def test_http_request_over_the_limit_is_429_with_retry_after_and_a_json_rpc_error() -> None:
+    inner = Inner()
+    async with http(wrap_http(inner.app, limiter(clock=Clock()), None)) as client:
+        for i in range(3):
+            assert (await client.post("/mcp", json={**READ, "id": i})).status_code == 200
+        refused = await client.post("/mcp", json={**READ, "id": 41})
+    assert refused.status_code == 429
+    assert refused.headers["retry-after"] == "20"
+    assert refused.headers["content-type"] == "application/json"
+    assert refused.json() == {
+        "jsonrpc": "2.0",
+        "id": 41,
+        "error": {
+            "code": RATE_LIMITED,
+            "message": "Terlalu banyak permintaan; coba lagi dalam 20 detik.",
+            "data": {"retryAfter": 20},
+        },
+    }
+    assert len(inner.bodies) == 3
+    assert inner.charged == [True, True, True]
+
+
+@pytest.mark.anyio
+async def test_http_tool_calls_pass_uncharged_to_the_mcp_layer() -> None:
+    inner = Inner()
+    async with http(wrap_http(inner.app, limiter(clock=Clock()), None)) as client:
+        for _ in range(10):
+            assert (await client.post("/mcp", json=CALL)).status_code == 200
+        for _ in range(3):  # the tool calls took nothing from the bucket
+            assert (await client.post("/mcp", json=READ)).status_code == 200
+        assert (await client.post("/mcp", json=READ)).status_code == 429
+        over = await client.post("/mcp", json=CALL)  # over the limit: still the MCP layer's to answer
+    assert over.status_code == 200
+    assert json.loads(over.content) == CALL
+    assert inner.charged == [False] * 10 + [True] * 3 + [False]
+
+
+@pytest.mark.anyio
+async def test_http_trusts_the_mcp_method_header_without_reading_the_body() -> None:
+    inner = Inner()
+    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
+        read_header = {"Mcp-Method": "resources/read"}
+        assert (await client.post("/mcp", json=READ, headers=read_header)).status_code == 200
+        assert (await client.post("/mcp", json=READ, headers=read_header)).status_code == 429
+        call = await client.post("/mcp", json=CALL, headers={"Mcp-Method": "tools/call"})
+    assert call.status_code == 200
+    assert inner.charged == [True, False]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "message",
+    [
+        rpc("notifications/initialized", None),
+        rpc("notifications/cancelled", None, requestId=3),
+        rpc("initialize", protocolVersion="2025-11-25", capabilities={}, clientInfo={"name": "t", "version": "0"}),
+        rpc("server/discover"),
+        rpc("ping"),
+        rpc("tools/list"),
+        rpc("prompts/list"),
+        rpc("resources/list"),
+        rpc("resources/templates/list"),
+        {"jsonrpc": "2.0", "id": 7, "result": {}},
+    ],
+)
+async def test_http_free_messages_pass_even_over_the_limit(message: dict[str, Any]) -> None:
+    inner = Inner()
+    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
+        assert (await client.post("/mcp", json=READ)).status_code == 200
+        assert (await client.post("/mcp", json=READ)).status_code == 429
+        for _ in range(5):
+            assert (await client.post("/mcp", json=message)).status_code == 200
+    assert inner.charged == [True] + [False] * 5
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/.well-known/oauth-protected-resource/mcp"])
+async def test_http_health_and_metadata_are_never_limited(path: str) -> None:
+    inner = Inner()
+    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
+        assert (await client.post("/mcp", json=READ)).status_code == 200
+        assert (await client.get("/mcp")).status_code == 429  # any other request is charged, a GET too
+        for _ in range(20):
+            assert (await client.get(path)).status_code == 200
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "body",
+    [
+        json.dumps(rpc("tools/call", name="cari_anak", arguments={"nama": "Siti Ñurhaliza 🌙 " * 4000})).encode(),
+        json.dumps(READ).encode(),
+        b"{not json",
+        b"[1, 2]",
+        b"\xff\xfe" * 5000,  # over this limiter's 8192-byte body limit
+    ],
+)
+async def test_http_body_reaches_the_app_intact(body: bytes) -> None:
+    inner = Inner()
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 1000):
+            yield body[start : start + 1000]
+
+    with anyio.fail_after(10):  # a body read but not handed on would leave the app waiting for it
+        async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=10), None)) as client:
+            response = await client.post("/mcp", content=chunks(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 200
+    assert inner.bodies == [body]
+    assert response.content == body
+
+
+@pytest.mark.anyio
+async def test_http_bodies_that_are_not_one_request_are_charged() -> None:
+    inner = Inner()
+    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=2), None)) as client:
+        assert (await client.post("/mcp", content=b"{not json")).status_code == 200
+        assert (await client.post("/mcp", json=[CALL, CALL])).status_code == 200
+        assert (await client.post("/mcp", content=b"x" * 9000)).status_code == 429  # oversize: charged, not read
+    assert inner.charged == [True, True]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * 4000 + b"]" * 4000, b'{"jsonrpc": "2.0", "id": 1, "method": ["tools/call"]}', b'{"id": 1, "method": {}}'],
+)
+async def test_http_hostile_bodies_are_charged_and_handed_on(body: bytes) -> None:
+    inner = Inner()
+    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
+        assert (await client.post("/mcp", content=body)).status_code == 200
+        assert (await client.post("/mcp", content=body)).status_code == 429
+    assert inner.bodies == [body]
+
+
+@pytest.mark.anyio
+async def test_http_subjects_come_from_verified_tokens() -> None:
+    inner = Inner()
+    verifier = Verifier({"tok-a": token("ustadz-a"), "tok-b": token("ustadz-b")})
+    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=2), verifier)) as client:
+        a = {"Authorization": "Bearer tok-a"}
+        assert [(await client.post("/mcp", json=READ, headers=a)).status_code for _ in range(3)] == [200, 200, 429]
+        b = {"Authorization": "bearer tok-b"}
+        assert [(await client.post("/mcp", json=READ, headers=b)).status_code for _ in range(3)] == [200, 200, 429]
+    assert verifier.calls == 2  # each token verified once, then remembered
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer forged"}, {"Authorization": "Basic dTpw"}])
+async def test_http_without_a_valid_token_goes_untouched_to_the_sdk_auth(headers: dict[str, str]) -> None:
+    inner = Inner()
+    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), Verifier({}))) as client:
+        for _ in range(5):
+            assert (await client.post("/mcp", json=READ, headers=headers)).status_code == 200
+    assert inner.charged == [False] * 5
+
+
+@pytest.mark.anyio
+async def test_http_verifier_failure_goes_untouched_to_the_sdk_auth() -> None:
+    inner = Inner()
+    verifier = Verifier({"tok-a": token("ustadz-a")}, fail=True)
+    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), verifier)) as client:
+        for _ in range(3):
+            response = await client.post("/mcp", json=READ, headers={"Authorization": "Bearer tok-a"})
+            assert response.status_code == 200
+    assert inner.charged == [False] * 3
+
+
+@pytest.mark.anyio
+async def test_token_subjects_are_remembered_until_the_token_expires() -> None:
+    clock = Clock(now=1_000_000.0)
+    verifier = Verifier({"tok-a": token("ustadz-a", expires_at=1_000_100)})
+    cache = SubjectCache(verifier, clock=clock)
+    assert await cache.subject("tok-a") == "ustadz-a"
+    clock.now += 99
+    assert await cache.subject("tok-a") == "ustadz-a"
+    assert verifier.calls == 1
+    clock.now += 1
+    assert await cache.subject("tok-a") is None  # expired: verified again, and refused
+    assert verifier.calls == 2
+    assert len(cache) == 0
+
+
+@pytest.mark.anyio
+async def test_token_cache_is_bounded_and_keeps_no_token() -> None:
+    tokens = {f"secret-{i}": token(f"s{i}") for i in range(10)}
+    cache = SubjectCache(Verifier(tokens), clock=Clock(), max_entries=3)
+    for name in tokens:
+        assert await cache.subject(name) == tokens[name].subject
+        assert len(cache) <= 3
+    assert not any("secret" in repr(key) for key in cache._entries)
+
+
+# --- both layers on the SDK's own Streamable HTTP app: one bucket, never charged twice -----------------------------
+
+
+@asynccontextmanager
+async def sdk_http(service_app: FastAPI) -> AsyncIterator[httpx2.AsyncClient]:
+    server, _ = limited(service_app)
+    app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
+    async with server.session_manager.run(), http(wrap_http(app, server.limiter, None)) as client:
+        yield client
+
+
+HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+@pytest.mark.anyio
+async def test_sdk_app_tool_calls_are_charged_once_and_refused_as_tool_errors(service_app: FastAPI) -> None:
+    async with sdk_http(service_app) as client:
+        results = [(await client.post("/mcp", json={**CALL, "id": i}, headers=HEADERS)).json() for i in range(4)]
+        read = await client.post("/mcp", json=READ, headers=HEADERS)
+    assert [r["result"]["isError"] for r in results] == [False, False, False, True]
+    assert REFUSAL.match(results[3]["result"]["content"][0]["text"])
+    assert read.status_code == 429
+    assert read.headers["retry-after"] == "20"
+
+
+@pytest.mark.anyio
+async def test_sdk_app_reads_use_the_same_bucket_as_tool_calls(service_app: FastAPI) -> None:
+    async with sdk_http(service_app) as client:
+        reads = [await client.post("/mcp", json=READ, headers=HEADERS) for _ in range(3)]
+        call = await client.post("/mcp", json=CALL, headers=HEADERS)
+    assert [r.status_code for r in reads] == [200, 200, 200]
+    assert all('"Al-Fatih 1"' in r.json()["result"]["contents"][0]["text"] for r in reads)  # charged once each
+    assert call.status_code == 200
+    assert REFUSAL.match(call.json()["result"]["content"][0]["text"])
+
+
+@pytest.mark.anyio
+async def test_sdk_auth_subjects_share_buckets_between_the_layers() -> None:
+    """With the SDK's own bearer authentication: the MCP layer sees the same subject the HTTP layer charged."""
+    bucket = limiter(clock=Clock(), burst=2)
+    verifier = Verifier({"tok-a": token("ustadz-a"), "tok-b": token("ustadz-b")})
+    server = MCPServer(
+        "t",
+        version="0",
+        token_verifier=verifier,
+        auth=AuthSettings(
+            issuer_url=AnyHttpUrl("https://idp.example"),
+            resource_server_url=AnyHttpUrl("http://127.0.0.1:8001/mcp"),
+            required_scopes=["asrama:read"],
+            validate_token_resource=False,
+        ),
+        middleware=middleware(bucket),
+    )
+
+    @server.tool()
+    def halo() -> str:
+        return "halo"
+
+    @server.resource("asrama://salam")
+    def salam() -> str:
+        return "salam"
+
+    app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
+    a, b = {**HEADERS, "Authorization": "Bearer tok-a"}, {**HEADERS, "Authorization": "Bearer tok-b"}
+    salam_read = rpc("resources/read", uri="asrama://salam")
+    halo_call = rpc("tools/call", name="halo", arguments={})
+    async with server.session_manager.run(), http(wrap_http(app, bucket, verifier)) as client:
+        assert (await client.post("/mcp", json=salam_read, headers=a)).json()["result"]["contents"][0][
+            "text"
+        ] == "salam"
+        assert (await client.post("/mcp", json=halo_call, headers=a)).json()["result"]["isError"] is False
+        over = (await client.post("/mcp", json=halo_call, headers=a)).json()["result"]
+        assert over["isError"] is True
+        assert REFUSAL.match(over["content"][0]["text"])
+        assert (await client.post("/mcp", json=salam_read, headers=a)).status_code == 429
+        assert (await client.post("/mcp", json=halo_call, headers=b)).json()["result"]["isError"] is False
+        assert (await client.post("/mcp", json=salam_read, headers=b)).status_code == 200
+        assert (await client.post("/mcp", json=halo_call, headers=HEADERS)).status_code == 401

@@ -57,7 +57,11 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         cache_hints=CACHE_HINTS,
         token_verifier=verifier,
         auth=auth.auth_settings(settings),
-        middleware=[*audit.middleware(settings), *ratelimit.middleware(limiter)],
+        # Rate limits protect a shared remote server; the local operator on stdio is never throttled.
+        middleware=[
+            *audit.middleware(settings),
+            *(ratelimit.middleware(limiter) if settings.transport == "http" else []),
+        ],
     )
     server.verifier, server.limiter = verifier, limiter
     tools.register(server)

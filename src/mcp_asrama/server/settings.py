@@ -39,7 +39,7 @@ class ServerSettings(BaseSettings):
     stdio_scope: Annotated[list[str], NoDecode] | None = None
 
     # How much, and what is recorded.
-    rate_limit: str = Field("60/min", pattern=r"^\d+/(s|sec|min|h|hour)$")
+    rate_limit: str = Field("60/min", pattern=r"^[1-9]\d*/(s|sec|min|h|hour)$")
     rate_burst: int = Field(20, ge=1)
     audit_log: Path | None = None
 

@@ -44,15 +44,30 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+SERVE_FLAGS = {  # flag destination -> ServerSettings field (the env name is ASRAMA_ + the field, upper case)
+    "transport": "transport",
+    "host": "mcp_host",
+    "port": "mcp_port",
+    "auth": "auth",
+    "public_url": "public_url",
+    "auth_issuer": "auth_issuer",
+    "auth_jwks_url": "auth_jwks_url",
+    "auth_public_key_file": "auth_public_key_file",
+    "auth_scope_claim": "auth_scope_claim",
+    "allowed_origins": "allowed_origins",
+}
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the MCP server over stdio (default) or Streamable HTTP."""
+    from mcp_asrama.server.auth import AuthConfigError
     from mcp_asrama.server.run import UnsafeBind, serve
     from mcp_asrama.server.settings import ServerSettings
 
-    overrides = {"transport": args.transport, "mcp_host": args.host, "mcp_port": args.port}
+    overrides = {field: getattr(args, flag) for flag, field in SERVE_FLAGS.items()}
     try:
         serve(ServerSettings(**{k: v for k, v in overrides.items() if v is not None}))
-    except UnsafeBind as exc:
+    except (UnsafeBind, AuthConfigError) as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
     return 0
@@ -183,6 +198,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "http"], help="stdio (default) or http")
     serve.add_argument("--host", help="HTTP: address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="HTTP: port (default 8001)")
+    serve.add_argument(
+        "--auth",
+        choices=["jwt", "none"],
+        help="HTTP: require the identity provider's JWTs (jwt) or not (none: loopback only)",
+    )
+    serve.add_argument("--public-url", help="HTTP: this server's public URL, e.g. https://asrama.example.sch.id/mcp")
+    serve.add_argument("--auth-issuer", help="HTTP: the identity provider's issuer (the tokens' iss)")
+    serve.add_argument("--auth-jwks-url", help="HTTP: the identity provider's JWKS URL (signing keys)")
+    serve.add_argument("--auth-public-key-file", help="HTTP: a PEM public key or certificate instead of a JWKS URL")
+    serve.add_argument("--auth-scope-claim", help="HTTP: the token claim listing what its holder may see")
+    serve.add_argument("--allowed-origins", help="HTTP: comma-separated browser origins allowed to call us")
     serve.set_defaults(func=cmd_serve)
 
     probe = commands.add_parser("probe", help="show the raw JSON-RPC of a session with a stdio MCP server")

@@ -72,5 +72,5 @@ def run_demo(service: ServiceSettings, server: ServerSettings) -> None:
         anyio.run(
             serve_together,
             (app, service.host, service.port),
-            (http_app(mcp, server.mcp_host), server.mcp_host, server.mcp_port),
+            (http_app(mcp, server), server.mcp_host, server.mcp_port),
         )

@@ -15,15 +15,16 @@ log = logging.getLogger(__name__)
 
 
 class UnsafeBind(ValueError):
-    """Serving children's data beyond this machine needs authentication, which this mode does not have."""
+    """Serving children's data beyond this machine needs authentication, which this configuration lacks."""
 
 
 def check_bind(settings: ServerSettings) -> None:
-    """Refuse an HTTP bind that other machines could reach."""
-    if settings.transport == "http" and not is_loopback(settings.mcp_host):
+    """Refuse an HTTP bind that other machines could reach unless bearer tokens are required (ServerSettings
+    refuses it too; this guards settings built without validation)."""
+    if settings.transport == "http" and settings.auth == "none" and not is_loopback(settings.mcp_host):
         raise UnsafeBind(
-            f"refusing to serve MCP over HTTP on {settings.mcp_host}: only 127.0.0.1/localhost/::1 are allowed "
-            "without authentication; put a TLS reverse proxy with authentication in front instead"
+            f"refusing to serve MCP over HTTP on {settings.mcp_host} without authentication: set ASRAMA_AUTH=jwt "
+            "(--auth jwt) or bind 127.0.0.1"
         )
 
 
@@ -35,8 +36,11 @@ def serve(settings: ServerSettings) -> None:
     if settings.transport == "stdio":
         anyio.run(serve_stdio, server)
         return
-    log.info("mcp endpoint", extra={"url": f"http://{settings.mcp_host}:{settings.mcp_port}{MCP_PATH}"})
-    uvicorn.run(http_app(server, settings.mcp_host), host=settings.mcp_host, port=settings.mcp_port, log_config=None)
+    log.info(
+        "mcp endpoint",
+        extra={"url": f"http://{settings.mcp_host}:{settings.mcp_port}{MCP_PATH}", "auth": settings.auth},
+    )
+    uvicorn.run(http_app(server, settings), host=settings.mcp_host, port=settings.mcp_port, log_config=None)
 
 
 async def serve_together(*apps: tuple[Any, str, int]) -> None:

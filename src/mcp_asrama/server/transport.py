@@ -1,18 +1,27 @@
 """Serving the MCP server: stdio (the host starts us as a subprocess) or stateless Streamable HTTP at /mcp."""
 
 import logging
+import math
+import time
+from dataclasses import dataclass
 
 import anyio
-import uvicorn
+import httpx2
 from mcp.server.stdio import stdio_server
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification
 from mcp_types.methods import SPEC_CLIENT_METHODS
 from pydantic import ValidationError
-from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_asrama.client import make_http_client
+from mcp_asrama.config import is_loopback
+from mcp_asrama.server import ratelimit
 from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.settings import ServerSettings
 
 log = logging.getLogger(__name__)
 
@@ -55,22 +64,175 @@ async def serve_stdio(server: AsramaServer) -> None:
             await lowlevel.run(relay_receive, write_stream, lowlevel.create_initialization_options())
 
 
-def http_app(server: AsramaServer, host: str) -> Starlette:
-    """The stateless Streamable HTTP app (JSON responses), with Host and Origin checked for loopback use."""
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
-    return server.streamable_http_app(
+# --- Streamable HTTP ---------------------------------------------------------------------------------------
+
+HEALTH_PATHS = ("/healthz", "/readyz")
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+WILDCARD_BINDS = frozenset({"", "0.0.0.0", "::"})  # noqa: S104 - names of a wildcard bind, not a bind
+
+
+def _hostname(host: str) -> str | None:
+    """The name in a Host header (`[::1]:8001` → `::1`, `Sekolah.example:443` → `sekolah.example`)."""
+    value = host.strip().lower()
+    if value.startswith("["):
+        name, bracket, rest = value[1:].partition("]")
+        well_formed = bool(bracket) and (rest == "" or (rest.startswith(":") and rest[1:].isdigit()))
+    else:
+        name, colon, port = value.partition(":")
+        well_formed = not colon or port.isdigit()
+    return name if name and well_formed else None
+
+
+def _origin(value: str) -> str:
+    return value.strip().lower().rstrip("/")
+
+
+@dataclass(frozen=True)
+class HttpPolicy:
+    """Which Host names and Origins the HTTP app accepts.
+
+    Origin (browsers send it; other clients usually do not): ASRAMA_ALLOWED_ORIGINS on every bind, plus the
+    loopback origins when bound to loopback. An entry is an exact origin or `scheme://host:*` for any port.
+    Host (against DNS rebinding): the loopback names, the public URL's host and a specific bind address; the
+    port does not matter. A request without an Origin is accepted; one without a Host is not.
+    """
+
+    hosts: frozenset[str]
+    origins: tuple[str, ...]
+
+    @classmethod
+    def of(cls, settings: ServerSettings) -> "HttpPolicy":
+        hosts = set(LOOPBACK_HOSTS)
+        if settings.public_url is not None and settings.public_url.host:
+            hosts.add(settings.public_url.host.strip("[]").lower())
+        bind = settings.mcp_host.strip("[]").lower()
+        if bind not in WILDCARD_BINDS:
+            hosts.add(bind)
+        origins = [_origin(o) for o in settings.allowed_origins]
+        if is_loopback(settings.mcp_host):
+            origins.extend(LOOPBACK_ORIGINS)
+        return cls(frozenset(hosts), tuple(dict.fromkeys(origins)))
+
+    def host_ok(self, host: str | None) -> bool:
+        return host is not None and _hostname(host) in self.hosts
+
+    def origin_ok(self, origin: str) -> bool:
+        value = _origin(origin)
+        for allowed in self.origins:
+            if value == allowed:
+                return True
+            if allowed.endswith(":*"):
+                base, _, port = value.rpartition(":")
+                if base == allowed[:-2] and port.isdigit():
+                    return True
+        return False
+
+
+class Readiness:
+    """Whether the data service answers: its `/healthz` (or, for a service without one, `/kamar`) with 200.
+
+    The answer is reused for `reuse` seconds and one probe runs at a time, so an unauthenticated flood of
+    `/readyz` cannot become a flood of requests to the data service.
+    """
+
+    def __init__(self, settings: ServerSettings, *, timeout: float = 2.0, reuse: float = 2.0) -> None:
+        self.settings = settings
+        self.timeout = min(timeout, settings.api_timeout)
+        self.reuse = reuse
+        self._lock = anyio.Lock()
+        self._checked_at = -math.inf
+        self._ready = False
+
+    async def _probe(self) -> bool:
+        settings = self.settings
+        async with make_http_client(settings.base_url, token=settings.token, timeout=self.timeout) as http:
+            try:
+                response = await http.get("/healthz")
+                if response.status_code == 404:
+                    response = await http.get("/kamar")
+            except httpx2.HTTPError as exc:
+                log.warning("data service not reachable", extra={"error": type(exc).__name__})
+                return False
+        if response.status_code != 200:
+            log.warning("data service not ready", extra={"status": response.status_code})
+        return response.status_code == 200
+
+    async def ready(self) -> bool:
+        async with self._lock:
+            if time.monotonic() - self._checked_at >= self.reuse:
+                self._ready = await self._probe()
+                self._checked_at = time.monotonic()
+            return self._ready
+
+
+def _answer(status: int, body: dict[str, str] | str, **headers: str) -> Response:
+    extra = {"Cache-Control": "no-store", **headers}
+    if isinstance(body, str):
+        return PlainTextResponse(body, status_code=status, headers=extra)
+    return JSONResponse(body, status_code=status, headers=extra)
+
+
+class HttpGate:
+    """In front of the SDK's app, on every path: Origin (403), then `/healthz` and `/readyz` (no auth, no data),
+    then Host (421) and the body size (413); everything else goes on to the SDK (auth, Protected Resource
+    Metadata, MCP)."""
+
+    def __init__(self, app: ASGIApp, policy: HttpPolicy, readiness: Readiness, max_body_bytes: int) -> None:
+        self.app = app
+        self.policy = policy
+        self.readiness = readiness
+        self.limited = RequestBodyLimitMiddleware(app, max_body_bytes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is not None and not self.policy.origin_ok(origin):
+            log.info("refused a request from a foreign Origin", extra={"origin": origin[:100]})
+            await _answer(403, "Invalid Origin header")(scope, receive, send)
+            return
+        if scope["path"] in HEALTH_PATHS:
+            await self._health(scope["path"], scope["method"])(scope, receive, send)
+            return
+        if not self.policy.host_ok(headers.get("host")):
+            log.info("refused a request for a foreign Host")
+            await _answer(421, "Invalid Host header")(scope, receive, send)
+            return
+        await self.limited(scope, receive, send)
+
+    def _health(self, path: str, method: str) -> ASGIApp:
+        if method not in ("GET", "HEAD"):
+            return _answer(405, {"status": "method not allowed"}, Allow="GET, HEAD")
+
+        async def respond(scope: Scope, receive: Receive, send: Send) -> None:
+            if path == "/healthz":
+                response = _answer(200, {"status": "ok"})
+            elif await self.readiness.ready():
+                response = _answer(200, {"status": "ready"})
+            else:
+                response = _answer(503, {"status": "not ready"})
+            await response(scope, receive, send)
+
+        return respond
+
+
+def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
+    """The stateless Streamable HTTP app at /mcp (JSON responses) behind `HttpGate` and the rate limiter.
+
+    With ASRAMA_AUTH=jwt the SDK requires a valid bearer token on /mcp (401 with `WWW-Authenticate` naming the
+    Protected Resource Metadata, 403 `insufficient_scope`) and serves that metadata at the RFC 9728 path.
+    """
+    mcp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
-        transport_security=security,
-        host=host,
+        # HttpGate checks Host and Origin on every path and bind; the SDK would only on loopback, only on /mcp.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=settings.max_body_bytes,
+        host=settings.mcp_host,
     )
-
-
-def serve_http(server: AsramaServer, host: str, port: int) -> None:
-    """Serve Streamable HTTP with uvicorn until interrupted."""
-    uvicorn.run(http_app(server, host), host=host, port=port, log_config=None)
+    app = HttpGate(mcp, HttpPolicy.of(settings), Readiness(settings), settings.max_body_bytes)
+    return ratelimit.wrap_http(app, server.limiter, server.verifier)

@@ -220,7 +220,7 @@ class HttpGate:
 
 
 def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
-    """The stateless Streamable HTTP app at /mcp (JSON responses) behind `HttpGate` and the rate limiter.
+    """The stateless Streamable HTTP app at /mcp (JSON responses) behind `HttpGate`, then the rate limiter.
 
     With ASRAMA_AUTH=jwt the SDK requires a valid bearer token on /mcp (401 with `WWW-Authenticate` naming the
     Protected Resource Metadata, 403 `insufficient_scope`) and serves that metadata at the RFC 9728 path.
@@ -234,5 +234,6 @@ def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
         max_request_body_size=settings.max_body_bytes,
         host=settings.mcp_host,
     )
-    app = HttpGate(mcp, HttpPolicy.of(settings), Readiness(settings), settings.max_body_bytes)
-    return ratelimit.wrap_http(app, server.limiter, server.verifier)
+    # The gate first: a request it refuses (foreign Origin, wrong Host, oversize) never costs anyone's rate.
+    limited = ratelimit.wrap_http(mcp, server.limiter, server.verifier)
+    return HttpGate(limited, HttpPolicy.of(settings), Readiness(settings), settings.max_body_bytes)

@@ -145,7 +145,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     """Check an audit file's hash chain, or list who received a student's data."""
     import json
 
-    from mcp_asrama.server import audit
+    from mcp_asrama.server import audit_check
     from mcp_asrama.server.settings import ServerSettings
 
     path = Path(args.file) if args.file else ServerSettings().audit_log
@@ -156,10 +156,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"audit: {path} does not exist", file=sys.stderr)
         return 2
     if args.audit_command == "verify":
-        intact, verdict = audit.verify(path)
+        intact, verdict = audit_check.verify(path)
         print(verdict, file=sys.stdout if intact else sys.stderr)
         return 0 if intact else 1
-    for entry in audit.who_saw(path, args.id_anak):
+    for entry in audit_check.who_saw(path, args.id_anak):
         print(json.dumps(entry, ensure_ascii=False))
     return 0
 

@@ -9,7 +9,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from mcp import Client
-from mcp_asrama.server import audit
+from mcp_asrama.server import audit_check
 from tests.auth.conftest import Mcp, jwt_settings, mcp_in_thread
 from tests.auth.idp import Idp
 from tests.auth.support import bearer_client
@@ -84,9 +84,9 @@ async def test_disclosures_are_audited_under_the_token_subject(idp: Idp, service
     call = next(e for e in entries if e["method"] == "tools/call")
     assert call["subject"] == "ustz-halimah"
     assert call["disclosed"] == ["A003"]
-    assert audit.verify(log)[0]
-    assert [e["subject"] for e in audit.who_saw(log, "A003")] == ["ustz-halimah"]
-    assert audit.who_saw(log, "A001") == []
+    assert audit_check.verify(log)[0]
+    assert [e["subject"] for e in audit_check.who_saw(log, "A003")] == ["ustz-halimah"]
+    assert audit_check.who_saw(log, "A001") == []
 
 
 def test_requests_the_gate_refuses_cost_no_rate(idp: Idp, service_url: str) -> None:

@@ -7,7 +7,7 @@ import pytest
 from mcp_types import Implementation
 
 from mcp import Client, StdioServerParameters
-from mcp_asrama.server import audit
+from mcp_asrama.server import audit_check
 from tests.e2e.conftest import EXECUTABLE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -37,7 +37,7 @@ async def test_stdio_requests_are_audited_as_local_with_the_hosts_name(
     assert {e["subject"] for e in logged} == {"local"}
     assert "Ahmad Fauzi" not in path.read_text(encoding="utf-8")
     assert path.stat().st_mode & 0o077 == 0  # search terms may name a child: readable by the operator only
-    intact, verdict = audit.verify(path)
+    intact, verdict = audit_check.verify(path)
     assert intact, verdict
     assert verdict.startswith(f"intact: {len(logged)} entries")
-    assert [e["target"] for e in audit.who_saw(path, "A003")] == ["cari_anak", "cari_anak"]
+    assert [e["target"] for e in audit_check.who_saw(path, "A003")] == ["cari_anak", "cari_anak"]

@@ -20,7 +20,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, Implementation
 
 from mcp import Client
 from mcp_asrama import cli
-from mcp_asrama.server import audit
+from mcp_asrama.server import audit, audit_check
 from mcp_asrama.server.settings import ServerSettings
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR
 from tests.server.conftest import server_for
@@ -239,7 +239,7 @@ async def test_chain_verifies_and_a_restart_continues_it(service_app: FastAPI, l
     assert [e["seq"] for e in logged] == [1, 2, 3, 4, 5, 6]
     assert logged[0]["prev"] == audit.GENESIS
     assert [e["prev"] for e in logged[1:]] == [e["hash"] for e in logged[:-1]]
-    intact, verdict = audit.verify(log_path)
+    intact, verdict = audit_check.verify(log_path)
     assert intact, verdict
     assert verdict == f"intact: 6 entries, chain unbroken from genesis to entry #6 (head hash {logged[-1]['hash']})"
 
@@ -252,7 +252,7 @@ async def test_concurrent_requests_are_serialized_into_one_chain(service_app: Fa
     logged = entries(log_path)
     assert len(by_method(log_path, "tools/call")) == 21
     assert [e["seq"] for e in logged] == list(range(1, len(logged) + 1))
-    assert audit.verify(log_path)[0]
+    assert audit_check.verify(log_path)[0]
 
 
 def test_writers_in_two_processes_share_one_chain(log_path: Path) -> None:
@@ -272,7 +272,7 @@ def test_writers_in_two_processes_share_one_chain(log_path: Path) -> None:
     logged = entries(log_path)
     assert [e["seq"] for e in logged] == list(range(1, 81))
     assert {e["subject"] for e in logged} == {"w0", "w1"}
-    assert audit.verify(log_path)[0], audit.verify(log_path)[1]
+    assert audit_check.verify(log_path)[0], audit_check.verify(log_path)[1]
 
 
 def test_a_rotated_file_starts_a_new_chain_and_the_old_one_still_verifies(log_path: Path) -> None:
@@ -284,13 +284,13 @@ def test_a_rotated_file_starts_a_new_chain_and_the_old_one_still_verifies(log_pa
 
     [fresh] = entries(log_path)
     assert (fresh["seq"], fresh["prev"], fresh["n"]) == (1, audit.GENESIS, 3)
-    assert audit.verify(log_path.with_suffix(".1"))[1].startswith("intact: 3 entries")
-    assert audit.verify(log_path)[0]
+    assert audit_check.verify(log_path.with_suffix(".1"))[1].startswith("intact: 3 entries")
+    assert audit_check.verify(log_path)[0]
 
 
 def test_an_empty_file_is_intact(log_path: Path) -> None:
     log_path.write_bytes(b"")
-    assert audit.verify(log_path) == (True, "intact: empty, no entries yet")
+    assert audit_check.verify(log_path) == (True, "intact: empty, no entries yet")
 
 
 def _edit_byte(raw: list[bytes]) -> list[bytes]:
@@ -375,10 +375,10 @@ TAMPERING: list[tuple[Callable[[list[bytes]], list[bytes]], str]] = [
 async def test_verify_names_the_first_broken_line(
     six_lines: Path, tamper: Callable[[list[bytes]], list[bytes]], first_break: str
 ) -> None:
-    assert audit.verify(six_lines)[0]
+    assert audit_check.verify(six_lines)[0]
     six_lines.write_bytes(b"".join(tamper(lines(six_lines))))
 
-    intact, verdict = audit.verify(six_lines)
+    intact, verdict = audit_check.verify(six_lines)
     assert not intact
     assert verdict.startswith(first_break), verdict
 
@@ -389,7 +389,7 @@ async def test_a_torn_tail_is_marked_on_restart_never_chained_over_silently(
     raw = lines(six_lines)
     torn = raw[5][:40]
     six_lines.write_bytes(b"".join(raw[:5]) + torn)  # the crash: line 6 cut mid-write
-    assert audit.verify(six_lines)[1].startswith("line 6: torn")
+    assert audit_check.verify(six_lines)[1].startswith("line 6: torn")
 
     async with audited(service_app, six_lines, "2026-07-28") as client:
         await client.list_tools()
@@ -404,7 +404,7 @@ async def test_a_torn_tail_is_marked_on_restart_never_chained_over_silently(
     assert marker["torn"] == {"offset": sum(len(r) for r in raw[:5]), "bytes": 40, "sha256": marker["prev"]}
     assert (listing["seq"], listing["prev"]) == (7, marker["hash"])
     assert (call["seq"], call["disclosed"]) == (8, ["A003"])
-    intact, verdict = audit.verify(six_lines)
+    intact, verdict = audit_check.verify(six_lines)
     assert intact, verdict
     assert verdict.endswith("; line 6 is an interrupted write (crash), acknowledged by line 7")
     assert "to entry #8" in verdict
@@ -419,7 +419,7 @@ async def test_a_last_line_that_lost_only_its_newline_is_acknowledged_too(
 
     logged = entries(six_lines)
     assert [(e["seq"], e["event"]) for e in logged[5:]] == [(6, "request"), (7, "torn_tail"), (8, "request")]
-    intact, verdict = audit.verify(six_lines)
+    intact, verdict = audit_check.verify(six_lines)
     assert intact and "line 6 is an interrupted write" in verdict
 
 
@@ -429,13 +429,13 @@ async def test_an_edited_last_line_is_still_reported_after_a_restart(service_app
         await client.list_tools()
 
     assert len(lines(six_lines)) == 7
-    assert audit.verify(six_lines) == (False, "line 6: edited: its content does not match its hash")
+    assert audit_check.verify(six_lines) == (False, "line 6: edited: its content does not match its hash")
 
 
 async def test_a_forged_torn_tail_entry_is_refused(six_lines: Path) -> None:
     log = audit.AuditLog(six_lines)
     log.append({"time": "t", "event": "torn_tail", "torn": {"sha256": "0" * 64}})
-    assert audit.verify(six_lines) == (False, "line 7: a torn_tail entry that does not match the line before it")
+    assert audit_check.verify(six_lines) == (False, "line 7: a torn_tail entry that does not match the line before it")
 
 
 # --- failing closed -----------------------------------------------------------------------------------------------
@@ -469,7 +469,7 @@ async def test_unwritable_log_withholds_data_and_says_so(
     assert len(failures) >= 4 and all(r.levelno == logging.ERROR for r in failures)
     assert {getattr(r, "error", None) for r in failures} == {"FileNotFoundError"}
     assert [(e["target"], e["disclosed"]) for e in by_method(path, "tools/call")] == [("cari_anak", ["A001", "A003"])]
-    assert audit.verify(path)[0]
+    assert audit_check.verify(path)[0]
 
 
 def test_no_middleware_without_the_setting(log_path: Path) -> None:
@@ -482,15 +482,15 @@ def test_no_middleware_without_the_setting(log_path: Path) -> None:
 
 
 async def test_who_saw_lists_every_disclosure_of_one_student(six_lines: Path) -> None:
-    saw = audit.who_saw(six_lines, "A001")
+    saw = audit_check.who_saw(six_lines, "A001")
     assert [(e["seq"], e["method"], e["target"]) for e in saw] == [
         (2, "tools/call", "cari_anak"),
         (4, "resources/read", "asrama://anak/A001"),
     ]
     assert all(e["subject"] == "local" and e["client"] == "audit-test-host" for e in saw)
     assert set(saw[0]) == {"seq", "time", "subject", "client", "method", "target"}
-    assert [e["target"] for e in audit.who_saw(six_lines, "A002")] == ["detail_anak"]
-    assert audit.who_saw(six_lines, "A999") == []  # asked for, not found: nothing went out
+    assert [e["target"] for e in audit_check.who_saw(six_lines, "A002")] == ["detail_anak"]
+    assert audit_check.who_saw(six_lines, "A999") == []  # asked for, not found: nothing went out
 
 
 async def test_cli_verify_exits_0_when_intact_and_1_naming_the_broken_line(

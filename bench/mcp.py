@@ -236,7 +236,14 @@ async def routes(
     folder: Path, service_url: str, args: argparse.Namespace
 ) -> AsyncIterator[tuple[httpx2.AsyncClient, list[Route]]]:
     """The direct client and the MCP clients (two stdio server processes, one HTTP server), ready."""
-    env = clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=TOKEN)
+    # One subject sends every request: lift the HTTP rate limit so the benchmark measures speed, not throttling.
+    env = clean_env(
+        folder,
+        ASRAMA_API_URL=service_url,
+        ASRAMA_API_TOKEN=TOKEN,
+        ASRAMA_RATE_LIMIT="1000000/min",
+        ASRAMA_RATE_BURST="1000000",
+    )
     base = [EXECUTABLE, "--log-level", args.log_level]
     headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
     async with contextlib.AsyncExitStack() as stack:

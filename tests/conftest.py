@@ -168,10 +168,36 @@ def service_client(app: Any, token: str | None = TOKEN) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://service", headers=headers)
 
 
-@pytest.fixture
-async def service(tutorial_db: str) -> AsyncIterator[httpx2.AsyncClient]:
-    """The data service on the tutorial's data, requiring the tutorial's token."""
-    app = create_app(ServiceSettings(db_url=tutorial_db, service_token=TOKEN))
+async def serve_db(url: str) -> AsyncIterator[httpx2.AsyncClient]:
+    """The data service on `url`, requiring the tutorial's token, reached in process."""
+    app = create_app(ServiceSettings(db_url=url, service_token=TOKEN))
     async with service_client(app) as client:
         yield client
     app.state.engine.dispose()
+
+
+@pytest.fixture
+async def service(tutorial_db: str) -> AsyncIterator[httpx2.AsyncClient]:
+    """The data service on the tutorial's data, requiring the tutorial's token."""
+    async for client in serve_db(tutorial_db):
+        yield client
+
+
+# Data that a module's tests only read is stored once per backend (a fresh PostgreSQL database per test costs
+# more than the test itself); writes go through `service`, on a database of their own.
+BACKENDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def tutorial_shared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The tutorial's data, once per test module and backend."""
+    with fresh_database(request.param, tmp_path_factory.mktemp("db")) as url:
+        insert_rows(url, kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
+        yield url
+
+
+@pytest.fixture
+async def reader(tutorial_shared: str) -> AsyncIterator[httpx2.AsyncClient]:
+    """Like `service`, on the module's shared database: for tests that never write."""
+    async for client in serve_db(tutorial_shared):
+        yield client

@@ -8,18 +8,15 @@ import httpx2
 import pytest
 from sqlalchemy import func, select
 
-from mcp_asrama.config import ServiceSettings
-from mcp_asrama.service.app import create_app
 from mcp_asrama.service.db import make_engine
 from mcp_asrama.service.models import Absensi
 from tests.conftest import (
-    TOKEN,
-    TUTORIAL_ABSENSI,
+    BACKENDS,
     TUTORIAL_ANAK,
     TUTORIAL_KAMAR,
     fresh_database,
     insert_rows,
-    service_client,
+    serve_db,
 )
 
 pytestmark = pytest.mark.anyio
@@ -36,30 +33,6 @@ CITRA = {
     "kamar": "Aisyah 2",
 }
 IMPOSSIBLE_DATES = ["2026-02-30", "2026-13-01", "2026-00-10", "kemarin", "1700000000", "2026-10-6", "06-10-2026"]
-BACKENDS = ["sqlite", "postgresql"]
-
-
-async def _serve(url: str) -> AsyncIterator[httpx2.AsyncClient]:
-    app = create_app(ServiceSettings(db_url=url, service_token=TOKEN))
-    async with service_client(app) as client:
-        yield client
-    app.state.engine.dispose()
-
-
-# Reads share one database per backend (a fresh PostgreSQL database per test costs more than the test);
-# writes go through conftest's `service`, on a database of their own.
-@pytest.fixture(scope="module", params=BACKENDS)
-def tutorial_shared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with fresh_database(request.param, tmp_path_factory.mktemp("db")) as url:
-        insert_rows(url, kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
-        yield url
-
-
-@pytest.fixture
-async def reader(tutorial_shared: str) -> AsyncIterator[httpx2.AsyncClient]:
-    """Like conftest's `service` (the tutorial's data, its token), on this module's shared database: never write."""
-    async for client in _serve(tutorial_shared):
-        yield client
 
 
 def rows_stored(url: str, tanggal: str, id_anak: str) -> list[tuple[str, str | None]]:
@@ -230,7 +203,7 @@ def minggu_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 @pytest.fixture
 async def minggu(minggu_db: str) -> AsyncIterator[httpx2.AsyncClient]:
     """The tutorial's students with six days of attendance (read only)."""
-    async for client in _serve(minggu_db):
+    async for client in serve_db(minggu_db):
         yield client
 
 

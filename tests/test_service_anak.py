@@ -7,16 +7,12 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_asrama.config import ServiceSettings
-from mcp_asrama.service.app import create_app
 from tests.conftest import (
-    TOKEN,
-    TUTORIAL_ABSENSI,
-    TUTORIAL_ANAK,
+    BACKENDS,
     TUTORIAL_KAMAR,
     fresh_database,
     insert_rows,
-    service_client,
+    serve_db,
 )
 
 pytestmark = pytest.mark.anyio
@@ -56,32 +52,6 @@ def anak(id_: str, nama: str, **fields: Any) -> dict[str, Any]:
     row.update(id=id_, nama=nama, kelas="7A", status="aktif")
     row.update(fields)
     return row
-
-
-async def _serve(url: str) -> AsyncIterator[httpx2.AsyncClient]:
-    app = create_app(ServiceSettings(db_url=url, service_token=TOKEN))
-    async with service_client(app) as client:
-        yield client
-    app.state.engine.dispose()
-
-
-# Data that this module's tests only read is stored once per backend (a fresh PostgreSQL database per test
-# costs more than the test itself).
-BACKENDS = ["sqlite", "postgresql"]
-
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def tutorial_shared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with fresh_database(request.param, tmp_path_factory.mktemp("db")) as url:
-        insert_rows(url, kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
-        yield url
-
-
-@pytest.fixture
-async def reader(tutorial_shared: str) -> AsyncIterator[httpx2.AsyncClient]:
-    """Like conftest's `service` (the tutorial's data, its token), on this module's shared database: never write."""
-    async for client in _serve(tutorial_shared):
-        yield client
 
 
 def ids(response: httpx2.Response) -> list[str]:
@@ -185,7 +155,7 @@ def special_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 @pytest.fixture
 async def special(special_db: str) -> AsyncIterator[httpx2.AsyncClient]:
     """Students whose names hold SQL wildcards, quotes, a backslash and non-ASCII letters."""
-    async for client in _serve(special_db):
+    async for client in serve_db(special_db):
         yield client
 
 
@@ -275,7 +245,7 @@ async def unicode_rooms(db_url: str) -> AsyncIterator[httpx2.AsyncClient]:
     rooms = [{"nama": "Ümmü Salamah 1", "gedung": "Putri", "kapasitas": 4, "musyrif": None}]
     students = [anak("U1", "Siti", kamar="Ümmü Salamah 1", kelas="Ç1"), anak("U2", "Rina", kamar="Aisyah 2")]
     insert_rows(db_url, kamar=rooms, anak=students, absensi=[])
-    async for client in _serve(db_url):
+    async for client in serve_db(db_url):
         yield client
 
 
@@ -336,7 +306,7 @@ def crowd_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 @pytest.fixture
 async def crowd(crowd_db: str) -> AsyncIterator[httpx2.AsyncClient]:
     """25 students stored in shuffled order, plus two namesakes told apart by id."""
-    async for client in _serve(crowd_db):
+    async for client in serve_db(crowd_db):
         yield client
 
 

@@ -6,9 +6,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_asrama.config import ServiceSettings
-from mcp_asrama.service.app import create_app
-from tests.conftest import TOKEN, fresh_database, insert_rows, service_client
+from tests.conftest import fresh_database, insert_rows, serve_db
 
 pytestmark = pytest.mark.anyio
 
@@ -27,13 +25,6 @@ def anak(id_: str, kamar: str | None) -> dict[str, Any]:
         "alamat": None,
         "tanggal_lahir": None,
     }
-
-
-async def _serve(url: str) -> AsyncIterator[httpx2.AsyncClient]:
-    app = create_app(ServiceSettings(db_url=url, service_token=TOKEN))
-    async with service_client(app) as client:
-        yield client
-    app.state.engine.dispose()
 
 
 async def test_rooms_have_tutorial_shape_with_terisi_computed(service: httpx2.AsyncClient) -> None:
@@ -75,7 +66,7 @@ def asrama_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 
 @pytest.fixture
 async def asrama(asrama_db: str) -> AsyncIterator[httpx2.AsyncClient]:
-    async for client in _serve(asrama_db):
+    async for client in serve_db(asrama_db):
         yield client
 
 
@@ -122,7 +113,7 @@ async def test_room_without_musyrif_keeps_the_field_as_null(asrama: httpx2.Async
 
 async def test_empty_database_lists_no_rooms(db_url: str) -> None:
     insert_rows(db_url, kamar=[], anak=[], absensi=[])
-    async for client in _serve(db_url):
+    async for client in serve_db(db_url):
         response = await client.get("/kamar")
         assert response.status_code == 200
         assert response.json() == {"data": []}

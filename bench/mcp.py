@@ -55,10 +55,10 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import httpx2  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult, TextContent  # noqa: E402
 
-from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp_asrama.service import demo  # noqa: E402
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker  # noqa: E402
 

@@ -5,9 +5,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
-from mcp.client.streamable_http import streamable_http_client
-
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 MODERN = "2026-07-28"
 ERAS = ["legacy", MODERN]

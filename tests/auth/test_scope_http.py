@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp import Client
 from mcp_asrama.server import audit_check
 from tests.auth.conftest import Mcp, jwt_settings, mcp_in_thread
 from tests.auth.idp import Idp

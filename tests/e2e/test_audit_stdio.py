@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
+from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
 
-from mcp import Client, StdioServerParameters
 from mcp_asrama.server import audit_check
 from tests.e2e.conftest import EXECUTABLE
 

@@ -2,7 +2,6 @@
 
 import httpx2
 import pytest
-
 from mcp import Client
 
 pytestmark = pytest.mark.e2e

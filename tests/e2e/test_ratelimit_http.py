@@ -9,9 +9,9 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from mcp import Client
 from mcp_types import TextContent
 
-from mcp import Client
 from tests.e2e.conftest import EXECUTABLE, free_port, start, stop, wait_until_up
 
 pytestmark = pytest.mark.e2e

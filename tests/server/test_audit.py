@@ -12,13 +12,13 @@ from typing import Any
 import anyio
 import pytest
 from fastapi import FastAPI
+from mcp import Client
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, Implementation
 
-from mcp import Client
 from mcp_asrama import cli
 from mcp_asrama.server import audit, audit_check
 from mcp_asrama.server.settings import ServerSettings

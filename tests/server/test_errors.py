@@ -268,6 +268,7 @@ async def test_redirect_is_not_followed(era: str) -> None:
     assert upstream.paths == [b"/kamar"]
     assert "elsewhere" not in text
     assert "(HTTP 302)" in text
+    assert "ASRAMA_API_URL" in text, "a redirect points the admin at the service URL, not the model at its arguments"
 
 
 async def test_unexpected_exception_is_masked_and_logged(era: str, caplog: pytest.LogCaptureFixture) -> None:

@@ -81,7 +81,7 @@ async def test_absensi_resource_is_the_same_as_absensi_harian(mcp: Client) -> No
 async def test_unknown_anak_is_invalid_params(mcp: Client) -> None:
     error = await read_error(mcp, "asrama://anak/X999")
     assert error.error.code == INVALID_PARAMS
-    assert "tidak ditemukan" in error.error.message
+    assert "tidak ditemukan" in error.error.message and "cari_anak" in error.error.message
 
 
 @pytest.mark.parametrize(

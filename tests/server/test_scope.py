@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp import Client
 from mcp_asrama.server.access import Akses
 from tests.server.conftest import connect, server_for
 from tests.server.support import RESOURCE_URIS, VALID_CALLS, call_error, call_ok, text_of, tutorial_upstream

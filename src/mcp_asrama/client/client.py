@@ -46,6 +46,8 @@ def _status_error(status: int) -> AsramaError:
         return ServiceAuthError(f"service refused the token (HTTP {status})", status=status)
     if status == 404:
         return NotFound("not found (HTTP 404)", status=status)
+    if status < 400:  # the contract never redirects: a redirect means ASRAMA_API_URL points at something else
+        return BadResponse(f"service redirected (HTTP {status})", status=status)
     if status < 500:
         return ServiceRejected(f"service rejected the request (HTTP {status})", status=status)
     return ServiceError(f"service failed (HTTP {status})", status=status)

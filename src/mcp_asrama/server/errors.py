@@ -31,7 +31,8 @@ _BY_TYPE: list[tuple[type[AsramaError], str]] = [
     (ServiceError, f"{_SERVICE} sedang bermasalah. Coba lagi nanti; bila berulang, beri tahu admin."),
     (
         BadResponse,
-        f"Jawaban {_SERVICE.lower()} tidak sesuai format yang diharapkan; minta admin memeriksa layanan.",
+        f"Jawaban {_SERVICE.lower()} tidak sesuai format yang diharapkan; minta admin memeriksa layanan dan "
+        "ASRAMA_API_URL.",
     ),
 ]
 

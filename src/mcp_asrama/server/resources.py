@@ -29,7 +29,8 @@ async def anak(id_anak: str, ctx: Context) -> str:
     try:
         found = await terbatas(ctx).detail_anak(id_anak)
     except NotFound:
-        raise ResourceNotFoundError(f"Anak dengan id '{id_anak}' tidak ditemukan") from None
+        message = f"Anak dengan id '{id_anak}' tidak ditemukan; cari id-nya dengan cari_anak"
+        raise ResourceNotFoundError(message) from None
     return json_text(DetailAnak.model_validate(found.model_dump()))
 
 

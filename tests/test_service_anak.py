@@ -6,7 +6,10 @@ from typing import Any
 
 import httpx2
 import pytest
+from sqlalchemy import delete, update
 
+from mcp_asrama.service.db import make_engine, make_sessionmaker
+from mcp_asrama.service.models import Anak
 from tests.conftest import (
     BACKENDS,
     TUTORIAL_KAMAR,
@@ -344,3 +347,14 @@ async def test_paging_applies_after_filters(crowd: httpx2.AsyncClient) -> None:
     body = response.json()
     assert body["total"] == 12  # Santri 10..19 and the two namesakes of Santri 13
     assert [a["nama"] for a in body["data"]] == ["Santri 13", "Santri 13", "Santri 13"]
+
+
+async def test_name_search_totals_follow_renames_and_deletions(service: httpx2.AsyncClient, tutorial_db: str) -> None:
+    engine = make_engine(tutorial_db)
+    with make_sessionmaker(engine)() as session, session.begin():
+        session.execute(update(Anak).where(Anak.id == "A001").values(nama="Zainal Fauzan"))
+        session.execute(delete(Anak).where(Anak.id == "A002"))
+    engine.dispose()
+    for term, ids in [("fauz", ["A001"]), ("ahmad", []), ("santoso", []), ("zainal", ["A001"]), ("citra", ["A003"])]:
+        body = (await service.get("/anak", params={"nama": term})).json()
+        assert (body["total"], [a["id"] for a in body["data"]]) == (len(ids), ids), term

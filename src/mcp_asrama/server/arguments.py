@@ -10,18 +10,32 @@ ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 MAX_RANGE_DAYS = 366
 
 
+def is_id(text: str) -> bool:
+    """An id is 1–64 of letters, digits, `-`, `_`, `.`; `.` and `..` match that but are path segments, never ids."""
+    return re.fullmatch(ID_PATTERN, text) is not None and set(text) != {"."}
+
+
+def parse_tanggal(text: str) -> date | None:
+    """A real date written `YYYY-MM-DD`, or None (no other format, no timestamps, no 2026-02-30)."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
 def _not_only_dots(value: str) -> str:
-    """`.` and `..` match the id pattern but are path segments, never ids."""
-    if set(value) == {"."}:
+    if not is_id(value):
         raise ValueError("id tidak boleh hanya titik")
     return value
 
 
 def _iso_date_text(value: object) -> object:
     """Only `YYYY-MM-DD` text is a date (pydantic would also take numbers as timestamps)."""
-    if not isinstance(value, str | date) or (isinstance(value, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value)):
-        raise ValueError("tanggal harus berformat YYYY-MM-DD")
-    return value
+    if isinstance(value, date) or (isinstance(value, str) and parse_tanggal(value) is not None):
+        return value
+    raise ValueError("tanggal harus berformat YYYY-MM-DD")
 
 
 IdAnak = Annotated[

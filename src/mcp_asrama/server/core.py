@@ -32,6 +32,7 @@ from mcp_asrama.client import AsramaClient, AsramaError
 from mcp_asrama.privacy import json_text
 from mcp_asrama.server.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
+from mcp_asrama.server.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +93,8 @@ class AsramaServer(MCPServer[Any]):
     """
 
     _closed_tools: dict[str, Tool] | None = None
-    verifier: "TokenVerifier | None" = None
-    limiter: Any = None
+    verifier: TokenVerifier | None = None
+    limiter: RateLimiter  # set by build_server
 
     def add_tool(self, *args: Any, **kwargs: Any) -> None:
         """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use."""

@@ -1,6 +1,5 @@
 """Prompts the user picks from the host's menu: report templates that tell the model which tools to use."""
 
-import re
 from datetime import date
 from typing import Annotated, Any
 
@@ -9,9 +8,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import Field
 
+from mcp_asrama.server.arguments import parse_tanggal
 from mcp_asrama.server.core import AsramaServer, state_of
-
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _text(name: str, value: str, limit: int = 100) -> str:
@@ -23,11 +21,9 @@ def _text(name: str, value: str, limit: int = 100) -> str:
 
 
 def _date(name: str, value: str) -> date:
-    try:
-        if _DATE.fullmatch(value.strip()):
-            return date.fromisoformat(value.strip())
-    except ValueError:
-        pass
+    day = parse_tanggal(value.strip())
+    if day is not None:
+        return day
     raise MCPError(code=INVALID_PARAMS, message=f"{name} harus tanggal yang ada, format YYYY-MM-DD")
 
 

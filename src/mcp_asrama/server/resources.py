@@ -1,14 +1,11 @@
 """Resources the host may attach as context: rooms, one student, one day's attendance (JSON, allowlisted)."""
 
-import re
-from datetime import date
-
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
 from mcp_asrama.client import NotFound
 from mcp_asrama.privacy import json_text
-from mcp_asrama.server.arguments import ID_PATTERN
+from mcp_asrama.server.arguments import is_id, parse_tanggal
 from mcp_asrama.server.core import AsramaServer, resource_context
 from mcp_asrama.server.models import DetailAnak
 from mcp_asrama.server.scoped import terbatas
@@ -24,7 +21,7 @@ async def kamar() -> str:
 
 async def anak(id_anak: str, ctx: Context) -> str:
     """Data satu anak (tanpa data pribadi), mis. asrama://anak/A001."""
-    if not re.fullmatch(ID_PATTERN, id_anak) or set(id_anak) == {"."}:
+    if not is_id(id_anak):
         raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
     try:
         found = await terbatas(ctx).detail_anak(id_anak)
@@ -36,10 +33,7 @@ async def anak(id_anak: str, ctx: Context) -> str:
 
 async def absensi(tanggal: str, ctx: Context) -> str:
     """Absensi satu tanggal: jumlah per status dan anak yang tidak hadir, mis. asrama://absensi/2026-10-06."""
-    try:
-        day = date.fromisoformat(tanggal) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", tanggal) else None
-    except ValueError:
-        day = None
+    day = parse_tanggal(tanggal)
     if day is None:
         raise ResourceNotFoundError("tanggal tidak valid: gunakan tanggal yang ada, format YYYY-MM-DD")
     return json_text(await ringkas_absensi(terbatas(ctx), day))

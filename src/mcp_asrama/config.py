@@ -38,7 +38,20 @@ class DatabaseSettings(BaseSettings):
     db_url: str = Field(default_factory=default_db_url)
 
 
-class ServiceSettings(DatabaseSettings):
+class ConnectionLimits(BaseSettings):
+    """How long a client may take to send a request, and how many connections one server holds at once.
+
+    Shared by the data service and the MCP server (the same environment names for both).
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ASRAMA_", extra="ignore", validate_by_name=True)
+
+    header_timeout: float = Field(10.0, gt=0, le=300)  # seconds from connecting to the end of the headers
+    body_timeout: float = Field(30.0, gt=0, le=3600)  # seconds from the end of the headers to the end of the body
+    max_connections: int = Field(256, ge=1, le=100_000)  # open connections; beyond them new ones are closed
+
+
+class ServiceSettings(DatabaseSettings, ConnectionLimits):
     """The data service: where it listens, where it stores, which token it requires."""
 
     host: str = Field("127.0.0.1", validation_alias="ASRAMA_SERVICE_HOST")

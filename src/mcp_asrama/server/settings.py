@@ -4,12 +4,12 @@ from pathlib import Path
 from typing import Annotated, Literal, Self
 
 from pydantic import AnyHttpUrl, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode, SettingsConfigDict
 
-from mcp_asrama.config import is_loopback
+from mcp_asrama.config import ConnectionLimits, is_loopback
 
 
-class ServerSettings(BaseSettings):
+class ServerSettings(ConnectionLimits):
     """Where the data service is, how the MCP server is reached, who may use it and how that is recorded."""
 
     model_config = SettingsConfigDict(env_prefix="ASRAMA_", extra="ignore", validate_by_name=True)
@@ -42,6 +42,7 @@ class ServerSettings(BaseSettings):
     rate_limit: str = Field("60/min", pattern=r"^[1-9]\d*/(s|sec|min|h|hour)$")
     rate_burst: int = Field(20, ge=1)
     audit_log: Path | None = None
+    audit_key: Path | None = None  # a file holding the secret that makes the audit chain an HMAC chain
 
     @field_validator("allowed_origins", "stdio_scope", mode="before")
     @classmethod

@@ -57,10 +57,11 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         cache_hints=CACHE_HINTS,
         token_verifier=verifier,
         auth=auth.auth_settings(settings),
-        # Rate limits protect a shared remote server; the local operator on stdio is never throttled.
+        # Rate limits protect a shared remote server; the local operator on stdio is never throttled. They run
+        # outside the audit (outermost first): a refused request discloses nothing and writes no audit line.
         middleware=[
-            *audit.middleware(settings),
             *(ratelimit.middleware(limiter) if settings.transport == "http" else []),
+            *audit.middleware(settings),
         ],
     )
     server.verifier, server.limiter = verifier, limiter

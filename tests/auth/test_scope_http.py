@@ -74,6 +74,26 @@ async def test_an_all_token_sees_everyone_and_a_token_without_the_claim_sees_no_
         assert hidden.is_error
 
 
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        ("kamar:Al-Fatih 1", {"A001", "A002"}),  # one string, a space inside the room's name
+        ("kamar:Aisyah 2,kelas:8B", {"A002", "A003"}),
+        ("kamar:Aula all", set()),  # a bare word `all` inside an entry grants nothing
+        ("all kamar:Aula", set()),
+        (["kamar:Aula", "ALL"], set()),
+    ],
+)
+async def test_a_string_scope_claim_is_split_on_commas_only(
+    jwt_mcp: Mcp, idp: Idp, claim: object, expected: set[str]
+) -> None:
+    token = idp.mint(jwt_mcp.public_url, sub="musyrif", asrama_scope=claim)
+    async with bearer_client(jwt_mcp.url, token, "2026-07-28") as client:
+        body = (await client.call_tool("cari_anak", {})).structured_content
+    assert {row["id"] for row in body["data"]} == expected
+    assert body["total"] == len(expected)
+
+
 async def test_disclosures_are_audited_under_the_token_subject(idp: Idp, service_url: str, tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     settings = jwt_settings(idp, api_url=service_url, audit_log=log)

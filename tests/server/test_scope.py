@@ -5,6 +5,7 @@ Tutorial data: A001 Ahmad Fauzi (7A, Al-Fatih 1), A002 Budi Santoso (8B, Al-Fati
 """
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,6 +14,7 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcp_asrama.server import access
 from mcp_asrama.server.access import Akses
 from tests.server.conftest import connect, server_for
 from tests.server.support import RESOURCE_URIS, VALID_CALLS, call_error, call_ok, text_of, tutorial_upstream
@@ -156,7 +158,15 @@ async def test_scoped_attendance_fails_closed_when_the_service_omits_kelas_and_k
         (["kamar:Al-Fatih 1", "kelas:7A"], False, {"Al-Fatih 1"}, {"7A"}),
         ("kamar:Al-Fatih 1,kelas:7A", False, {"Al-Fatih 1"}, {"7A"}),
         ("all", True, set(), set()),
-        (["KAMAR:  Al-Fatih   1 "], False, {"Al-Fatih 1"}, set()),
+        (["kamar:  Al-Fatih   1 "], False, {"Al-Fatih 1"}, set()),
+        ("kamar:Al-Fatih 1", False, {"Al-Fatih 1"}, set()),
+        (" kamar:Al-Fatih 1 , kelas:7A ", False, {"Al-Fatih 1"}, {"7A"}),
+        ("kamar:Aula all", False, {"Aula all"}, set()),
+        ("kelas:7A all", False, set(), {"7A all"}),
+        (["kamar:Aula all"], False, {"Aula all"}, set()),
+        ("all kamar:Aula", False, set(), set()),
+        (["ALL", "All", "all:", "all:x", "semua"], False, set(), set()),
+        (["KAMAR:Al-Fatih 1", "Kelas:7A"], False, set(), set()),
         (["kamar:", "kelas", "guru:x", 7, None], False, set(), set()),
         (None, False, set(), set()),
         ({"kamar": "x"}, False, set(), set()),
@@ -165,6 +175,19 @@ async def test_scoped_attendance_fails_closed_when_the_service_omits_kelas_and_k
 def test_scope_claims_are_parsed_strictly(claim: object, semua: bool, kamar: set[str], kelas: set[str]) -> None:
     akses = Akses.parse(claim)
     assert (akses.semua, set(akses.kamar), set(akses.kelas)) == (semua, kamar, kelas)
+
+
+def test_an_ignored_scope_entry_is_logged_once_by_reason_without_its_value(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    access._reported.clear()
+    with caplog.at_level(logging.WARNING, logger="mcp_asrama.server.access"):
+        for _ in range(3):
+            Akses.parse(["guru:Prayoga Lestari", "kamar:Aisyah 2"])
+    warnings = [r for r in caplog.records if r.name == "mcp_asrama.server.access"]
+    assert len(warnings) == 1
+    assert "unknown kind" in warnings[0].__dict__["reason"]
+    assert "Prayoga" not in caplog.text and "guru" not in caplog.text
 
 
 def test_scope_matching_ignores_case_and_spacing() -> None:

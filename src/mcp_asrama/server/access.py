@@ -1,15 +1,28 @@
 """Who is asking and what they may see: the pesantren's org chart as a token claim.
 
-A claim such as `["kamar:Al-Fatih 1", "kelas:7A"]` lets its holder see the students living in room Al-Fatih 1
-or in class 7A, nothing else; `["all"]` sees everything; no claim sees nothing.
+A claim such as `["kamar:Al-Fatih 1", "kelas:7A"]` (or the string `"kamar:Al-Fatih 1,kelas:7A"`) lets its holder
+see the students living in room Al-Fatih 1 or in class 7A, nothing else; `["all"]` sees everything; no claim sees
+nothing.
 """
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 
+log = logging.getLogger(__name__)
+
 LOCAL_SUBJECT = "local"
+KINDS = frozenset({"kamar", "kelas"})
+_reported: set[str] = set()  # reasons already logged
+
+
+def _ignored(reason: str) -> None:
+    """Log once per process why a scope entry gives no access (never the entry: it may name a child's room)."""
+    if reason not in _reported:
+        _reported.add(reason)
+        log.warning("scope claim entry gives no access", extra={"reason": reason})
 
 
 def fold(value: str) -> str:
@@ -34,24 +47,36 @@ class Akses:
 
     @classmethod
     def parse(cls, claim: object) -> "Akses":
-        """From a claim value: a list (or space/comma-separated string) of `all`, `kamar:X`, `kelas:Y`."""
+        """From a claim value: a JSON list, or a comma-separated string, of `all`, `kamar:X`, `kelas:Y`.
+
+        Never split on spaces (room names have them). An entry that is neither exactly `all` nor `kamar:`/`kelas:`
+        followed by a name grants nothing; each such reason is logged once per process, never the value.
+        """
         if isinstance(claim, str):
-            entries: Iterable[object] = claim.split(",") if "," in claim else claim.split()
+            entries: Iterable[object] = claim.split(",")
         elif isinstance(claim, list | tuple):
             entries = claim
         else:
+            if claim is not None:
+                _ignored("the claim is neither a list nor a string")
             return cls()
         kamar, kelas, semua = set(), set(), False
         for entry in entries:
             if not isinstance(entry, str):
+                _ignored("an entry is not a string")
                 continue
-            kind, _, name = entry.strip().partition(":")
-            if kind.strip().lower() == "all" and not name:
+            text = entry.strip()
+            kind, colon, name = text.partition(":")
+            if text == "all":
                 semua = True
-            elif kind.strip().lower() == "kamar" and name.strip():
-                kamar.add(_tidy(name))
-            elif kind.strip().lower() == "kelas" and name.strip():
-                kelas.add(_tidy(name))
+            elif not colon:
+                _ignored("an entry is neither `all` nor `kind:name`")
+            elif kind not in KINDS:
+                _ignored("an entry names an unknown kind (known: kamar, kelas)")
+            elif not name.strip():
+                _ignored("an entry has no name after its kind")
+            else:
+                (kamar if kind == "kamar" else kelas).add(_tidy(name))
         return cls(semua=semua, kamar=frozenset(kamar), kelas=frozenset(kelas))
 
     @property

@@ -60,7 +60,9 @@ class Akses:
             if claim is not None:
                 _ignored("the claim is neither a list nor a string")
             return cls()
-        kamar, kelas, semua = set(), set(), False
+        kamar: set[str] = set()
+        kelas: set[str] = set()
+        semua = False
         for entry in entries:
             if not isinstance(entry, str):
                 _ignored("an entry is not a string")

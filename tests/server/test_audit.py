@@ -55,8 +55,8 @@ def log_path(tmp_path: Path) -> Path:
 
 
 async def six_requests(client: Client) -> None:
-    """Six requests in a fixed order (on 2026-07-28 there is no initialize): six lines."""
-    await client.list_tools()
+    """Six audited requests in a fixed order (lists are never audited): six lines."""
+    await client.call_tool("daftar_kamar", {})
     await client.call_tool("cari_anak", {"kelas": "7A"})
     await client.call_tool("detail_anak", {"id_anak": "A002"})
     await client.read_resource("asrama://anak/A001")
@@ -75,7 +75,7 @@ async def six_lines(service_app: FastAPI, log_path: Path) -> Path:
 # --- what a line records ------------------------------------------------------------------------------------------
 
 
-async def test_each_request_gets_one_line_with_who_what_outcome_and_disclosed_ids(
+async def test_each_data_request_gets_one_line_with_who_what_outcome_and_disclosed_ids(
     service_app: FastAPI, log_path: Path, era: str
 ) -> None:
     async with audited(service_app, log_path, era) as client:
@@ -87,16 +87,8 @@ async def test_each_request_gets_one_line_with_who_what_outcome_and_disclosed_id
         await client.get_prompt("laporan_harian", {"tanggal": "2026-10-06", "kelas": "7A"})
 
     logged = entries(log_path)
-    handshake = ["initialize"] if era == "legacy" else []
-    assert [e["method"] for e in logged] == [
-        *handshake,
-        "tools/list",
-        "resources/list",
-        "prompts/list",
-        "tools/call",
-        "resources/read",
-        "prompts/get",
-    ]  # notifications (notifications/initialized) are not requests: no line
+    # The handshake, the lists and notifications (notifications/initialized) disclose nothing: no line.
+    assert [e["method"] for e in logged] == ["tools/call", "resources/read", "prompts/get"]
     for entry in logged:
         assert entry["subject"] == "local" and "oauth_client" not in entry
         assert entry["client"] == "audit-test-host"
@@ -116,8 +108,6 @@ async def test_each_request_gets_one_line_with_who_what_outcome_and_disclosed_id
     assert prompt["target"] == "laporan_harian"
     assert prompt["arguments"] == {"tanggal": "2026-10-06", "kelas": "7A"}
     assert prompt["disclosed"] == []
-    [listing] = by_method(log_path, "tools/list")
-    assert (listing["target"], listing["disclosed"]) == (None, [])
 
 
 async def test_failures_are_recorded_with_their_outcome_and_disclose_nothing(
@@ -208,7 +198,7 @@ async def test_subject_is_the_validated_tokens_subject(service_app: FastAPI, log
     reset = auth_context_var.set(AuthenticatedUser(token))  # what the SDK's HTTP auth middleware sets
     try:
         async with audited(service_app, log_path, "2026-07-28") as client:
-            await client.list_tools()
+            await client.call_tool("daftar_kamar", {})
     finally:
         auth_context_var.reset(reset)
 
@@ -220,21 +210,22 @@ async def test_subject_is_the_validated_tokens_subject(service_app: FastAPI, log
 
 async def test_chain_verifies_and_a_restart_continues_it(service_app: FastAPI, log_path: Path) -> None:
     async with audited(service_app, log_path, "2026-07-28") as client:
-        await client.list_tools()  # (otherwise the SDK client lists them itself, for their output schemas)
+        await client.call_tool("daftar_kamar", {})
         await client.call_tool("cari_anak", {"kelas": "7A"})
-        await client.list_tools()
+        await client.read_resource("asrama://kamar")
     async with audited(service_app, log_path, "legacy") as client:  # a new server on the same file
-        await client.list_tools()
+        await client.get_prompt("laporan_kamar", {"nama_kamar": "Al-Fatih 1"})
+        await client.call_tool("detail_anak", {"id_anak": "A001"})
         await client.call_tool("detail_anak", {"id_anak": "A002"})
 
     logged = entries(log_path)
-    assert [e["method"] for e in logged] == [
-        "tools/list",
-        "tools/call",
-        "tools/list",
-        "initialize",
-        "tools/list",
-        "tools/call",
+    assert [(e["method"], e["target"]) for e in logged] == [
+        ("tools/call", "daftar_kamar"),
+        ("tools/call", "cari_anak"),
+        ("resources/read", "asrama://kamar"),
+        ("prompts/get", "laporan_kamar"),
+        ("tools/call", "detail_anak"),
+        ("tools/call", "detail_anak"),
     ]
     assert [e["seq"] for e in logged] == [1, 2, 3, 4, 5, 6]
     assert logged[0]["prev"] == audit.GENESIS
@@ -392,17 +383,17 @@ async def test_a_torn_tail_is_marked_on_restart_never_chained_over_silently(
     assert audit_check.verify(six_lines)[1].startswith("line 6: torn")
 
     async with audited(service_app, six_lines, "2026-07-28") as client:
-        await client.list_tools()
+        await client.call_tool("daftar_kamar", {})
         await client.call_tool("detail_anak", {"id_anak": "A003"})
 
     after = lines(six_lines)
     assert len(after) == 9
     assert after[5] == torn + b"\n"  # the torn bytes are kept, ended, and acknowledged by the next line
-    marker, listing, call = (json.loads(line) for line in after[6:])
+    marker, rooms, call = (json.loads(line) for line in after[6:])
     assert marker["event"] == "torn_tail"
     assert marker["seq"] == 6  # entries 1-5 were whole
     assert marker["torn"] == {"offset": sum(len(r) for r in raw[:5]), "bytes": 40, "sha256": marker["prev"]}
-    assert (listing["seq"], listing["prev"]) == (7, marker["hash"])
+    assert (rooms["seq"], rooms["prev"]) == (7, marker["hash"])
     assert (call["seq"], call["disclosed"]) == (8, ["A003"])
     intact, verdict = audit_check.verify(six_lines)
     assert intact, verdict
@@ -415,7 +406,7 @@ async def test_a_last_line_that_lost_only_its_newline_is_acknowledged_too(
 ) -> None:
     six_lines.write_bytes(six_lines.read_bytes()[:-1])
     async with audited(service_app, six_lines, "2026-07-28") as client:
-        await client.list_tools()
+        await client.call_tool("daftar_kamar", {})
 
     logged = entries(six_lines)
     assert [(e["seq"], e["event"]) for e in logged[5:]] == [(6, "request"), (7, "torn_tail"), (8, "request")]
@@ -426,7 +417,7 @@ async def test_a_last_line_that_lost_only_its_newline_is_acknowledged_too(
 async def test_an_edited_last_line_is_still_reported_after_a_restart(service_app: FastAPI, six_lines: Path) -> None:
     six_lines.write_bytes(six_lines.read_bytes().replace(b'"outcome":"tool_error"', b'"outcome":"ok"'))
     async with audited(service_app, six_lines, "2026-07-28") as client:
-        await client.list_tools()
+        await client.call_tool("daftar_kamar", {})
 
     assert len(lines(six_lines)) == 7
     assert audit_check.verify(six_lines) == (False, "line 6: edited: its content does not match its hash")
@@ -447,7 +438,7 @@ async def test_unwritable_log_withholds_data_and_says_so(
     path = tmp_path / "not-yet" / "audit.jsonl"
     caplog.set_level(logging.ERROR, logger=audit.__name__)
     async with audited(service_app, path, era) as client:
-        tools = await client.list_tools()  # no children's data: fails open
+        tools = await client.list_tools()  # no children's data: never audited, answered
         assert [t.name for t in tools.tools][:2] == ["cari_anak", "detail_anak"]
 
         result = await client.call_tool("cari_anak", {"kelas": "7A"})
@@ -466,7 +457,7 @@ async def test_unwritable_log_withholds_data_and_says_so(
         assert not result.is_error and result.structured_content is not None
 
     failures = [r for r in caplog.records if r.getMessage() == "audit log not written"]
-    assert len(failures) >= 4 and all(r.levelno == logging.ERROR for r in failures)
+    assert len(failures) == 3 and all(r.levelno == logging.ERROR for r in failures)
     assert {getattr(r, "error", None) for r in failures} == {"FileNotFoundError"}
     assert [(e["target"], e["disclosed"]) for e in by_method(path, "tools/call")] == [("cari_anak", ["A001", "A003"])]
     assert audit_check.verify(path)[0]

@@ -1,10 +1,17 @@
 """Disclosure audit (UU PDP No. 27/2022): one hash-chained JSON line per MCP request, kept by the school.
 
-With `ASRAMA_AUDIT_LOG` set, every request (not notifications), in both protocol eras and on every transport,
-gets one line: `seq`, `time` (UTC), `subject` (the access token's subject, with its `oauth_client`; `local` on
-stdio or without auth), `client` (the host's self-declared clientInfo name; unknown after `initialize` for a
-handshake-era host on stateless HTTP, where every POST is a new connection), `method`, `target` (tool or prompt
-name, resource URI),
+With `ASRAMA_AUDIT_LOG` set, every request that can disclose or change children's data gets one line, in both
+protocol eras and on every transport: `tools/call`, `resources/read`, `prompts/get`, `completion/complete`,
+`subscriptions/listen`, `resources/subscribe`, and any method we do not know. What cannot disclose data —
+the handshake (`initialize`, `server/discover`), `ping`, the definition lists (`tools/list`, `prompts/list`,
+`resources/list`, `resources/templates/list`), `logging/setLevel` and notifications — is kept out of the chain,
+neither chained nor counted: those are never rate-limited, and a flood of them must not fill the disk (and a full
+disk shuts off all data, fail closed). Every audited method costs a rate-limit token on HTTP, so a token's share of
+the log is bounded by its rate.
+
+A line holds `seq`, `time` (UTC), `subject` (the access token's subject, with its `oauth_client`; `local` on
+stdio or without auth), `client` (the host's self-declared clientInfo name; unknown for a handshake-era host on
+stateless HTTP, where every POST is a new connection), `method`, `target` (tool or prompt name, resource URI),
 `arguments` (search terms, each value cut short), `outcome` (`ok`, `tool_error`, `error` with `code`,
 `cancelled`), `latency_ms`, and `disclosed`: the ids of the students whose data went out, read from the
 result (`id`/`id_anak` anywhere in a tool's structuredContent or JSON text, in a resource's JSON text). Never
@@ -19,12 +26,14 @@ Writing: one `write` per line on an `O_APPEND` file, then `fsync`, before the an
 serialized by a lock in the process and by `flock` between processes (POSIX; on Windows assume one writer),
 and a writer that finds the file grown, shrunk or replaced (rotation) re-reads the tail before chaining. A
 line cut short by a crash (no newline at the end) is never chained over silently: the next writer ends it and
-writes a `torn_tail` entry chained to the torn bytes' SHA-256, which `verify` reports by line number.
+writes a `torn_tail` entry chained to the torn bytes' SHA-256, which `verify` reports by line number. After a
+write, the free space of the file's folder is checked (at most once a minute): below 512 MiB or 5 % a warning
+goes to stderr, once per check; the check never delays or refuses a request.
 
-If the log cannot be written, requests that may carry children's data (`tools/call`, `resources/read`,
-`prompts/get`, or any result that disclosed an id) fail closed — a tool error, or JSON-RPC `-32603`, nothing
-disclosed — and the cause goes to stderr: a school must be able to account for every disclosure. Requests
-without children's data (`initialize`, lists, `ping`) fail open, logged to stderr too.
+If the log cannot be written, requests that may carry children's data (the disclosing methods above, or any
+result that disclosed an id) fail closed — a tool error, or JSON-RPC `-32603`, nothing disclosed — and the cause
+goes to stderr: a school must be able to account for every disclosure. Other audited requests (unknown methods)
+fail open, logged to stderr too.
 """
 
 import hashlib
@@ -33,10 +42,12 @@ import logging
 import math
 import os
 import re
+import shutil
 import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,7 +66,30 @@ from mcp_asrama.server.settings import ServerSettings
 log = logging.getLogger(__name__)
 
 GENESIS = hashlib.sha256(b"mcp-asrama audit log v1").hexdigest()
-CONTENT_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+# What can disclose (or, later, change) children's data: audited, and refused when its line cannot be written.
+DISCLOSING = frozenset(
+    {
+        "tools/call",
+        "resources/read",
+        "prompts/get",
+        "completion/complete",
+        "subscriptions/listen",
+        "resources/subscribe",
+    }
+)
+# What cannot: never in the chain. Any method in neither set (one we do not know) is audited.
+UNAUDITED = frozenset(
+    {
+        "initialize",
+        "server/discover",
+        "ping",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "logging/setLevel",
+    }
+)
 ID_KEYS = frozenset({"id", "id_anak"})
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 WITHHELD = (
@@ -64,6 +98,7 @@ WITHHELD = (
 )
 _SEAL = re.compile(rb',"hash":"([0-9a-f]{64})"\}\Z')
 _MAX_TEXT, _MAX_KEYS, _MAX_ID, _MAX_TAIL = 200, 16, 64, 16 * 1024 * 1024
+LOW_SPACE = "audit log's disk is nearly full: free space before the log stops every data request"
 
 if sys.platform == "win32":  # pragma: no cover - no flock: one writer process per file
 
@@ -75,6 +110,11 @@ else:
 
     def _flock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor is closed
+
+
+def audited(method: str) -> bool:
+    """Whether a request of `method` gets a line (see the module docstring)."""
+    return method not in UNAUDITED
 
 
 def sha256_hex(data: bytes) -> str:
@@ -210,11 +250,38 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+@dataclass
+class FreeSpace:
+    """Warns when the audit file's file system runs low: below `min_bytes` or `min_ratio` of its size free.
+
+    Checked at most once every `every` seconds (so it warns at most once per interval); never raises.
+    """
+
+    min_bytes: int = 512 * 1024 * 1024
+    min_ratio: float = 0.05
+    every: float = 60.0
+    _due: float = float("-inf")
+
+    def check(self, path: Path) -> None:
+        now = time.monotonic()
+        if now < self._due:
+            return
+        self._due = now + self.every
+        try:
+            usage = shutil.disk_usage(path.parent)
+        except OSError:
+            return  # a missing folder: the write itself reports it
+        if usage.free < self.min_bytes or usage.free < usage.total * self.min_ratio:
+            percent = round(100 * usage.free / usage.total, 1) if usage.total else 0.0
+            log.warning(LOW_SPACE, extra={"path": str(path), "free_bytes": usage.free, "free_percent": percent})
+
+
 class AuditLog:
     """The append-only, hash-chained file. `append` blocks (write + fsync): call it from a worker thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, space: FreeSpace | None = None) -> None:
         self.path = path
+        self.space = space or FreeSpace()
         self._lock = threading.Lock()
         self._known: tuple[int, int, int] | None = None  # (device, inode, size) after our last write
         self._prev, self._seq = GENESIS, 0
@@ -235,6 +302,7 @@ class AuditLog:
                 raise
             finally:
                 os.close(fd)
+                self.space.check(self.path)
 
     def _write(self, fd: int, fields: Mapping[str, Any], prefix: bytes = b"") -> dict[str, Any]:
         entry = {**fields, "prev": self._prev}
@@ -333,7 +401,7 @@ class Auditor:
         return True
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.request_id is None:
+        if ctx.request_id is None or not audited(ctx.method):
             return await call_next(ctx)
         fields = _describe(ctx)
         started = time.perf_counter()
@@ -359,7 +427,7 @@ class Auditor:
         outcome = "tool_error" if ctx.method == "tools/call" and wire.get("isError") is True else "ok"
         if await self._record(done(outcome, disclosed=disclosed)):
             return result
-        if ctx.method in CONTENT_METHODS or disclosed:
+        if ctx.method in DISCLOSING or disclosed:
             return _withheld(ctx.method, wire)
         return result
 

@@ -186,7 +186,7 @@ async def in_process(url: str) -> AsyncIterator[httpx2.AsyncClient]:
     transport = httpx2.ASGITransport(app=app)
     headers = {"Authorization": f"Bearer {TOKEN}"}
     try:
-        async with httpx2.AsyncClient(transport=transport, base_url="http://service", headers=headers) as c:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=headers) as c:
             yield c
     finally:
         app.state.engine.dispose()

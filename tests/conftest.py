@@ -165,7 +165,7 @@ def tutorial_db(db_url: str) -> str:
 def service_client(app: Any, token: str | None = TOKEN) -> httpx2.AsyncClient:
     """An HTTP client that reaches `app` in process."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://service", headers=headers)
+    return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1", headers=headers)
 
 
 async def serve_db(url: str) -> AsyncIterator[httpx2.AsyncClient]:

@@ -306,9 +306,14 @@ def start(tmp_path: Path) -> Iterator[Callable[..., Service]]:
         service.stop()
 
 
-def _counts(url: str) -> dict[str, int]:
+def _token(folder: Path) -> dict[str, str]:
+    """The header with the token a service generated beside its database in `folder`."""
+    return {"Authorization": f"Bearer {(folder / 'service-token').read_text().strip()}"}
+
+
+def _counts(url: str, headers: dict[str, str]) -> dict[str, int]:
     today = date.today()
-    with httpx2.Client(base_url=url, timeout=30) as client:
+    with httpx2.Client(base_url=url, timeout=30, headers=headers) as client:
         rekap = client.get(
             "/absensi/rekap",
             params={"dari": (today - timedelta(days=365)).isoformat(), "sampai": today.isoformat()},
@@ -327,17 +332,21 @@ def test_service_demo_restarted_keeps_its_data_and_does_not_add_the_demo_again(
     db = f"sqlite:///{tmp_path / 'asrama.db'}"
     today = date.today().isoformat()
     first = start("service", "--demo", "--db", db)
-    assert _counts(first.url) == {"anak": 300, "kamar": 20, "absensi": 300 * 60}
+    auth = _token(tmp_path)
+    assert _counts(first.url, auth) == {"anak": 300, "kamar": 20, "absensi": 300 * 60}
     recorded = httpx2.put(
-        f"{first.url}/absensi/{today}/A001", json={"status": "sakit", "keterangan": "Demam tinggi"}, timeout=10
+        f"{first.url}/absensi/{today}/A001",
+        json={"status": "sakit", "keterangan": "Demam tinggi"},
+        headers=auth,
+        timeout=10,
     )
     assert recorded.status_code == 200
     assert first.stop() == 0
     assert "demo data: created" in first.log.read_text()
 
     second = start("service", "--demo", "--db", db)
-    assert _counts(second.url) == {"anak": 300, "kamar": 20, "absensi": 300 * 60}
-    day = httpx2.get(f"{second.url}/absensi", params={"tanggal": today}, timeout=10).json()["data"]
+    assert _counts(second.url, auth) == {"anak": 300, "kamar": 20, "absensi": 300 * 60}
+    day = httpx2.get(f"{second.url}/absensi", params={"tanggal": today}, headers=auth, timeout=10).json()["data"]
     a001 = next(r for r in day if r["id_anak"] == "A001")
     assert (a001["status"], a001["keterangan"]) == ("sakit", "Demam tinggi")
     assert second.stop() == 0
@@ -349,10 +358,21 @@ def test_demo_command_serves_its_own_file_and_never_the_configured_database(
     tmp_path: Path, start: Callable[..., Service]
 ) -> None:
     school_db = tmp_path / "sekolah.db"
-    service = start("demo", env={"ASRAMA_DB_URL": f"sqlite:///{school_db}"})
-    assert _counts(service.url)["anak"] == 300
+    data = tmp_path / "data" / "mcp-asrama"
+    mcp_port = _free_port()
+    service = start("demo", "--mcp-port", str(mcp_port), env={"ASRAMA_DB_URL": f"sqlite:///{school_db}"})
+    assert _counts(service.url, _token(data))["anak"] == 300
+    # The MCP server beside it got the generated token: the demo needs no set-up.
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "cari_anak", "arguments": {}}}
+    answer = httpx2.post(
+        f"http://127.0.0.1:{mcp_port}/mcp",
+        json=call,
+        headers={"Accept": "application/json, text/event-stream"},
+        timeout=30,
+    ).json()["result"]
+    assert answer["structuredContent"]["total"] == 300
     assert service.stop() == 0
-    assert (tmp_path / "data" / "mcp-asrama" / "demo.db").is_file()
+    assert (data / "demo.db").is_file()
     assert not school_db.exists()
 
 

@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from mcp_asrama.config import ServiceSettings
-from mcp_asrama.service.app import create_app
+from mcp_asrama.service.app import NoToken, create_app
 from tests.conftest import (
     PG_URL,
     TOKEN,
@@ -149,16 +149,9 @@ async def test_unknown_student_is_not_revealed_without_token(anonymous: httpx2.A
     assert known.json() == unknown.json()
 
 
-async def test_service_without_configured_token_is_open(tutorial_db: str) -> None:
-    app = create_app(ServiceSettings(db_url=tutorial_db))
-    try:
-        async with service_client(app, token=None) as client:
-            for method, url in DATA_ROUTES:
-                assert (await _call(client, method, url)).status_code == 200, url
-            response = await client.get("/anak/A002", headers={"Authorization": "Bearer apa saja"})
-            assert response.json()["nama"] == "Budi Santoso"
-    finally:
-        app.state.engine.dispose()
+def test_service_never_starts_without_a_token(tutorial_db: str) -> None:
+    with pytest.raises(NoToken, match="ASRAMA_SERVICE_TOKEN"):
+        create_app(ServiceSettings(db_url=tutorial_db))
 
 
 # --- /healthz, /openapi.json, /docs ----------------------------------------------------------------------------
@@ -170,8 +163,8 @@ async def test_healthz_needs_no_token_and_reports_the_database(anonymous: httpx2
     assert response.json() == {"status": "ok", "database": "ok"}
 
 
-async def test_openapi_describes_every_route_without_token(anonymous: httpx2.AsyncClient) -> None:
-    response = await anonymous.get("/openapi.json")
+async def test_openapi_describes_every_route_to_a_token_holder(reader: httpx2.AsyncClient) -> None:
+    response = await reader.get("/openapi.json")
     assert response.status_code == 200
     spec = response.json()
     assert set(spec["paths"]) == {
@@ -192,10 +185,26 @@ async def test_openapi_describes_every_route_without_token(anonymous: httpx2.Asy
     assert (limit["schema"]["minimum"], limit["schema"]["maximum"], limit["schema"]["default"]) == (1, 100, 20)
 
 
-async def test_docs_page_is_served(anonymous: httpx2.AsyncClient) -> None:
-    response = await anonymous.get("/docs")
+@pytest.mark.parametrize("path", ["/openapi.json", "/docs"])
+async def test_api_description_needs_the_token(anonymous: httpx2.AsyncClient, path: str) -> None:
+    refused = await anonymous.get(path)
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"].startswith("Basic ")
+    assert "nik" not in refused.text
+    wrong = await anonymous.get(path, auth=httpx2.BasicAuth("admin", "salah"))
+    assert wrong.status_code == 401
+
+
+async def test_docs_page_opens_with_the_token_as_password(anonymous: httpx2.AsyncClient) -> None:
+    response = await anonymous.get("/docs", auth=httpx2.BasicAuth("admin", TOKEN))
     assert response.status_code == 200
     assert "/openapi.json" in response.text
+    spec = await anonymous.get("/openapi.json", auth=httpx2.BasicAuth("", TOKEN))
+    assert "/anak/{id_anak}" in spec.json()["paths"]
+
+
+async def test_basic_auth_opens_no_data_route(anonymous: httpx2.AsyncClient) -> None:
+    assert (await anonymous.get("/anak", auth=httpx2.BasicAuth("admin", TOKEN))).status_code == 401
 
 
 async def test_unknown_path_is_404_and_wrong_method_is_405(reader: httpx2.AsyncClient) -> None:

@@ -14,7 +14,7 @@ from mcp_asrama.logs import configure_logging
 
 def _service_settings(args: argparse.Namespace) -> ServiceSettings:
     overrides = {k: v for k, v in {"host": args.host, "port": args.port, "db_url": args.db}.items() if v is not None}
-    return ServiceSettings(**overrides)
+    return ServiceSettings(**overrides).with_token()
 
 
 def cmd_service(args: argparse.Namespace) -> int:

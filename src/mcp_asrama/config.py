@@ -1,12 +1,18 @@
 """Settings from the environment (pydantic-settings), passed explicitly into the factories."""
 
 import ipaddress
+import json
 import os
+import secrets
 from pathlib import Path
-from typing import Self
+from typing import Annotated, Self
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from mcp_asrama.private_files import write_private
+
+TOKEN_FILE = "service-token"  # noqa: S105 - a file name, not a secret
 
 
 def is_loopback(host: str) -> bool:
@@ -28,6 +34,30 @@ def data_dir() -> Path:
 def default_db_url(name: str = "asrama.db") -> str:
     """A SQLite URL for a file in the data directory."""
     return f"sqlite:///{data_dir() / name}"
+
+
+def comma_list(value: object) -> object:
+    """A list setting from the environment: `a,b` or a JSON list; entries trimmed, empty ones dropped."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            return json.loads(text)
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return value
+
+
+def read_token(path: Path) -> str | None:
+    """The token kept in `path`, or None when there is no such file or it is empty."""
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return token or None
+
+
+def local_token() -> str | None:
+    """The token the data service generated in the data folder, for an MCP server on the same machine."""
+    return read_token(data_dir() / TOKEN_FILE)
 
 
 class DatabaseSettings(BaseSettings):
@@ -57,6 +87,11 @@ class ServiceSettings(DatabaseSettings, ConnectionLimits):
     host: str = Field("127.0.0.1", validation_alias="ASRAMA_SERVICE_HOST")
     port: int = Field(8000, ge=1, le=65535, validation_alias="ASRAMA_SERVICE_PORT")
     service_token: SecretStr | None = None
+    service_token_file: Path | None = None  # where a generated token is kept (default: beside the database)
+    service_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    service_allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
+    _lists = field_validator("service_allowed_hosts", "service_allowed_origins", mode="before")(comma_list)
 
     @field_validator("service_token", mode="after")
     @classmethod
@@ -75,5 +110,29 @@ class ServiceSettings(DatabaseSettings, ConnectionLimits):
 
     @property
     def token(self) -> str | None:
-        """The bearer token clients must send, or None when the service is open (loopback only)."""
+        """The bearer token clients must send (None until `with_token` supplies one)."""
         return self.service_token.get_secret_value() if self.service_token else None
+
+    def token_path(self) -> Path:
+        """Where a generated token is kept: ASRAMA_SERVICE_TOKEN_FILE, else beside a SQLite database, else in the
+        data folder."""
+        if self.service_token_file is not None:
+            return self.service_token_file.expanduser()
+        from sqlalchemy.engine import make_url
+
+        parsed = make_url(self.db_url)
+        if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
+            return Path(parsed.database).expanduser().parent / TOKEN_FILE
+        return data_dir() / TOKEN_FILE
+
+    def with_token(self) -> Self:
+        """These settings with a token: ASRAMA_SERVICE_TOKEN when set, else the one kept in `token_path()`,
+        generated (random, 0600) on first start; `service_token_file` then names the file."""
+        if self.token is not None:
+            return self
+        path = self.token_path()
+        token = read_token(path)
+        if token is None:
+            token = secrets.token_urlsafe(32)
+            write_private(path, token + "\n")
+        return self.model_copy(update={"service_token": SecretStr(token), "service_token_file": path})

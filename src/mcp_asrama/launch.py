@@ -8,7 +8,7 @@ import anyio
 import uvicorn
 from fastapi import FastAPI
 
-from mcp_asrama.config import ServiceSettings
+from mcp_asrama.config import TOKEN_FILE, ServiceSettings, data_dir
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.run import check_bind, serve_together
 from mcp_asrama.server.settings import ServerSettings
@@ -29,9 +29,11 @@ def prepare_service(settings: ServiceSettings, demo: bool) -> FastAPI:
     if demo:
         filled = seed_demo(app.state.sessions, date.today())
         _note("demo data: " + ("created" if filled else "database already has data, left as it is"))
-    if settings.token is None:
-        _note("no ASRAMA_SERVICE_TOKEN set: the service accepts requests without a token (loopback only)")
-    _note(f"service: http://{settings.host}:{settings.port} (API docs at /docs)")
+    if settings.service_token_file is not None:
+        found = settings.service_token_file == data_dir() / TOKEN_FILE
+        use = "your MCP servers on this machine use it by themselves" if found else "pass it as ASRAMA_API_TOKEN"
+        _note(f"service token: kept in {settings.service_token_file} (readable by you only); {use}")
+    _note(f"service: http://{settings.host}:{settings.port} (API docs at /docs: any user name, the token as password)")
     return app
 
 

@@ -4,6 +4,8 @@ import httpx2
 import pytest
 from mcp import Client
 
+from tests.auth.support import MODERN, rpc
+
 pytestmark = pytest.mark.e2e
 
 
@@ -30,3 +32,28 @@ def test_http_answers_malformed_json_with_parse_error(mcp_url: str) -> None:
     response = httpx2.post(mcp_url, content=b"{not json", headers=headers, timeout=5)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700
+
+
+def test_discover_lists_every_served_version_and_advertises_no_subscriptions(mcp_url: str) -> None:
+    body, headers = rpc("server/discover", era=MODERN)
+    discovered = httpx2.post(mcp_url, json=body, headers=headers, timeout=5).json()["result"]
+    assert discovered["supportedVersions"] == [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+    capabilities = discovered["capabilities"]
+    assert capabilities["resources"] == {"subscribe": False, "listChanged": False}
+    assert capabilities["tools"] == {"listChanged": False} and capabilities["prompts"] == {"listChanged": False}
+    body, headers = rpc(
+        "subscriptions/listen", {"notifications": {"resourceSubscriptions": ["asrama://kamar"]}}, era=MODERN
+    )
+    listen = httpx2.post(mcp_url, json=body, headers=headers, timeout=5)
+    assert listen.json()["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+def test_each_listed_handshake_version_is_served_and_advertises_no_subscriptions(mcp_url: str, version: str) -> None:
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    body, headers = rpc("initialize", params)
+    initialized = httpx2.post(mcp_url, json=body, headers=headers, timeout=5).json()["result"]
+    assert initialized["protocolVersion"] == version
+    assert initialized["capabilities"]["resources"] == {"subscribe": False, "listChanged": False}
+    body, headers = rpc("resources/subscribe", {"uri": "asrama://kamar"})
+    assert httpx2.post(mcp_url, json=body, headers=headers, timeout=5).json()["error"]["code"] == -32601

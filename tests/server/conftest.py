@@ -34,7 +34,7 @@ MORE_ABSENSI = [
 
 def server_for(app: Any, token: str | None = TOKEN, **settings: Any) -> AsramaServer:
     """The MCP server reaching `app` (an ASGI app) through httpx2's ASGI transport."""
-    config = ServerSettings(api_url="http://service", api_token=token, **settings)
+    config = ServerSettings(api_url="http://127.0.0.1:8000", api_token=token, **settings)
     return build_server(config, transport=httpx2.ASGITransport(app=app))
 
 

@@ -10,7 +10,7 @@ from mcp.server.mcpserver import MCPServer
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.server import audit, auth, prompts, ratelimit, resources, tools
+from mcp_asrama.server import audit, auth, discovery, prompts, ratelimit, resources, tools
 from mcp_asrama.server.access import SEMUA, Akses
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.settings import ServerSettings
@@ -62,7 +62,11 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         middleware=[
             *(ratelimit.middleware(limiter) if settings.transport == "http" else []),
             *audit.middleware(settings),
+            *discovery.middleware(),
         ],
+        # Nothing publishes resource updates yet: without a bus `subscriptions/listen` is not served, and neither
+        # `resources.subscribe` nor `listChanged` is advertised (in either era).
+        subscriptions=False,
     )
     server.verifier, server.limiter = verifier, limiter
     tools.register(server)

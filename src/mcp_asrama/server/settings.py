@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Self
 from pydantic import AnyHttpUrl, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
-from mcp_asrama.config import ConnectionLimits, is_loopback
+from mcp_asrama.config import ConnectionLimits, comma_list, is_loopback, local_token
 
 
 class ServerSettings(ConnectionLimits):
@@ -16,7 +16,7 @@ class ServerSettings(ConnectionLimits):
 
     # The data service (upstream).
     api_url: AnyHttpUrl = AnyHttpUrl("http://localhost:8000")
-    api_token: SecretStr | None = None
+    api_token: SecretStr | None = None  # on a loopback URL, default: the token the local service generated
     api_timeout: float = Field(10.0, gt=0, le=300)
 
     # How hosts reach us.
@@ -44,18 +44,15 @@ class ServerSettings(ConnectionLimits):
     audit_log: Path | None = None
     audit_key: Path | None = None  # a file holding the secret that makes the audit chain an HMAC chain
 
-    @field_validator("allowed_origins", "stdio_scope", mode="before")
-    @classmethod
-    def _comma_list(cls, value: object) -> object:
-        """`a,b` or a JSON list in the environment; entries trimmed, empty ones dropped."""
-        if isinstance(value, str):
-            text = value.strip()
-            if text.startswith("["):
-                import json
+    _lists = field_validator("allowed_origins", "stdio_scope", mode="before")(comma_list)
 
-                return json.loads(text)
-            return [part.strip() for part in text.split(",") if part.strip()]
-        return value
+    @model_validator(mode="after")
+    def _local_service_token(self) -> Self:
+        """Without ASRAMA_API_TOKEN, a data service on this machine is called with the token it generated."""
+        if self.api_token is None and self.api_url.host and is_loopback(self.api_url.host):
+            token = local_token()
+            self.api_token = SecretStr(token) if token else None
+        return self
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Self:

@@ -3,7 +3,6 @@
 import logging
 import math
 import time
-from dataclasses import dataclass
 
 import anyio
 import httpx2
@@ -13,12 +12,12 @@ from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification
 from mcp_types.methods import SPEC_CLIENT_METHODS
 from pydantic import ValidationError
-from starlette.datastructures import Headers
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.client import make_http_client
 from mcp_asrama.config import is_loopback
+from mcp_asrama.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
 from mcp_asrama.server import ratelimit
 from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.settings import ServerSettings
@@ -67,66 +66,14 @@ async def serve_stdio(server: AsramaServer) -> None:
 # --- Streamable HTTP ---------------------------------------------------------------------------------------
 
 HEALTH_PATHS = ("/healthz", "/readyz")
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
-WILDCARD_BINDS = frozenset({"", "0.0.0.0", "::"})  # noqa: S104 - names of a wildcard bind, not a bind
 
 
-def _hostname(host: str) -> str | None:
-    """The name in a Host header (`[::1]:8001` → `::1`, `Sekolah.example:443` → `sekolah.example`)."""
-    value = host.strip().lower()
-    if value.startswith("["):
-        name, bracket, rest = value[1:].partition("]")
-        well_formed = bool(bracket) and (rest == "" or (rest.startswith(":") and rest[1:].isdigit()))
-    else:
-        name, colon, port = value.partition(":")
-        well_formed = not colon or port.isdigit()
-    return name if name and well_formed else None
-
-
-def _origin(value: str) -> str:
-    return value.strip().lower().rstrip("/")
-
-
-@dataclass(frozen=True)
-class HttpPolicy:
-    """Which Host names and Origins the HTTP app accepts.
-
-    Origin (browsers send it; other clients usually do not): ASRAMA_ALLOWED_ORIGINS on every bind, plus the
-    loopback origins when bound to loopback. An entry is an exact origin or `scheme://host:*` for any port.
-    Host (against DNS rebinding): the loopback names, the public URL's host and a specific bind address; the
-    port does not matter. A request without an Origin is accepted; one without a Host is not.
-    """
-
-    hosts: frozenset[str]
-    origins: tuple[str, ...]
-
-    @classmethod
-    def of(cls, settings: ServerSettings) -> "HttpPolicy":
-        hosts = set(LOOPBACK_HOSTS)
-        if settings.public_url is not None and settings.public_url.host:
-            hosts.add(settings.public_url.host.strip("[]").lower())
-        bind = settings.mcp_host.strip("[]").lower()
-        if bind not in WILDCARD_BINDS:
-            hosts.add(bind)
-        origins = [_origin(o) for o in settings.allowed_origins]
-        if is_loopback(settings.mcp_host):
-            origins.extend(LOOPBACK_ORIGINS)
-        return cls(frozenset(hosts), tuple(dict.fromkeys(origins)))
-
-    def host_ok(self, host: str | None) -> bool:
-        return host is not None and _hostname(host) in self.hosts
-
-    def origin_ok(self, origin: str) -> bool:
-        value = _origin(origin)
-        for allowed in self.origins:
-            if value == allowed:
-                return True
-            if allowed.endswith(":*"):
-                base, _, port = value.rpartition(":")
-                if base == allowed[:-2] and port.isdigit():
-                    return True
-        return False
+def http_policy(settings: ServerSettings) -> HttpPolicy:
+    """Host: the loopback names, the public URL's host and a specific bind address. Origin: ASRAMA_ALLOWED_ORIGINS,
+    plus the loopback origins when bound to loopback (a local browser client such as the Inspector)."""
+    names = [settings.public_url.host] if settings.public_url is not None and settings.public_url.host else []
+    origins = [*settings.allowed_origins, *(LOOPBACK_ORIGINS if is_loopback(settings.mcp_host) else ())]
+    return HttpPolicy.of(settings.mcp_host, names, origins)
 
 
 class Readiness:
@@ -166,40 +113,21 @@ class Readiness:
             return self._ready
 
 
-def _answer(status: int, body: dict[str, str] | str, **headers: str) -> Response:
-    extra = {"Cache-Control": "no-store", **headers}
-    if isinstance(body, str):
-        return PlainTextResponse(body, status_code=status, headers=extra)
-    return JSONResponse(body, status_code=status, headers=extra)
+def _answer(status: int, body: dict[str, str], **headers: str) -> Response:
+    return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store", **headers})
 
 
-class HttpGate:
-    """In front of the SDK's app, on every path: Origin (403), then `/healthz` and `/readyz` (no auth, no data),
-    then Host (421) and the body size (413); everything else goes on to the SDK (auth, Protected Resource
-    Metadata, MCP)."""
+class HealthOrLimit:
+    """`/healthz` and `/readyz` (no auth, no data); everything else goes on to the SDK (auth, Protected Resource
+    Metadata, MCP) with the body size limited (413)."""
 
-    def __init__(self, app: ASGIApp, policy: HttpPolicy, readiness: Readiness, max_body_bytes: int) -> None:
-        self.app = app
-        self.policy = policy
+    def __init__(self, app: ASGIApp, readiness: Readiness, max_body_bytes: int) -> None:
         self.readiness = readiness
         self.limited = RequestBodyLimitMiddleware(app, max_body_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # lifespan
-            await self.app(scope, receive, send)
-            return
-        headers = Headers(scope=scope)
-        origin = headers.get("origin")
-        if origin is not None and not self.policy.origin_ok(origin):
-            log.info("refused a request from a foreign Origin", extra={"origin": origin[:100]})
-            await _answer(403, "Invalid Origin header")(scope, receive, send)
-            return
-        if scope["path"] in HEALTH_PATHS:
+        if scope["type"] == "http" and scope["path"] in HEALTH_PATHS:
             await self._health(scope["path"], scope["method"])(scope, receive, send)
-            return
-        if not self.policy.host_ok(headers.get("host")):
-            log.info("refused a request for a foreign Host")
-            await _answer(421, "Invalid Host header")(scope, receive, send)
             return
         await self.limited(scope, receive, send)
 
@@ -220,7 +148,8 @@ class HttpGate:
 
 
 def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
-    """The stateless Streamable HTTP app at /mcp (JSON responses) behind `HttpGate`, then the rate limiter.
+    """The stateless Streamable HTTP app at /mcp (JSON responses) behind the Host/Origin gate (health checks
+    answer any Host), the health routes and body limit, then the rate limiter.
 
     With ASRAMA_AUTH=jwt the SDK requires a valid bearer token on /mcp (401 with `WWW-Authenticate` naming the
     Protected Resource Metadata, 403 `insufficient_scope`) and serves that metadata at the RFC 9728 path.
@@ -229,11 +158,12 @@ def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
-        # HttpGate checks Host and Origin on every path and bind; the SDK would only on loopback, only on /mcp.
+        # The gate checks Host and Origin on every path and bind; the SDK would only on loopback, only on /mcp.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=settings.max_body_bytes,
         host=settings.mcp_host,
     )
     # The gate first: a request it refuses (foreign Origin, wrong Host, oversize) never costs anyone's rate.
     limited = ratelimit.wrap_http(mcp, server.limiter, server.verifier)
-    return HttpGate(limited, HttpPolicy.of(settings), Readiness(settings), settings.max_body_bytes)
+    inner = HealthOrLimit(limited, Readiness(settings), settings.max_body_bytes)
+    return HostOriginGate(inner, http_policy(settings), host_exempt=HEALTH_PATHS)

@@ -10,8 +10,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mcp_asrama import __version__
 from mcp_asrama.config import ServiceSettings
+from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
-from mcp_asrama.service.routes import absensi, anak, health, kamar
+from mcp_asrama.service.routes import absensi, anak, docs, health, kamar
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +27,18 @@ async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=500, content={"detail": "Kesalahan internal pada service"})
 
 
+class NoToken(ValueError):
+    """The service never serves data without a token (`ServiceSettings.with_token` supplies one)."""
+
+
 def create_app(settings: ServiceSettings) -> FastAPI:
-    """Build the service on `settings.db_url`, creating the schema if it is missing."""
+    """Build the service on `settings.db_url`, creating the schema if it is missing.
+
+    Every data route, `/docs` and `/openapi.json` need the token; only `/healthz` does not. Requests naming another
+    Host (DNS rebinding) or sent by a browser page of an origin not in ASRAMA_SERVICE_ALLOWED_ORIGINS are refused.
+    """
+    if settings.token is None:
+        raise NoToken("the data service needs a token: set ASRAMA_SERVICE_TOKEN or use ServiceSettings.with_token()")
     engine = make_engine(settings.db_url)
     init_schema(engine)
 
@@ -41,12 +52,17 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         title="Service Data Anak Asrama",
         version=__version__,
         description="Data anak, kamar dan absensi asrama. Semua rute data memerlukan Bearer token.",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,  # served by routes/docs.py, behind the token
     )
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessions = make_sessionmaker(engine)
-    for module in (anak, kamar, absensi, health):
+    for module in (anak, kamar, absensi, health, docs):
         app.include_router(module.router)
+    policy = HttpPolicy.of(settings.host, settings.service_allowed_hosts, settings.service_allowed_origins)
+    app.add_middleware(HostOriginGate, policy=policy, host_exempt=("/healthz",))
     app.add_exception_handler(SQLAlchemyError, _database_unavailable)
     app.add_exception_handler(Exception, _internal_error)
     return app

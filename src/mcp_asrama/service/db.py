@@ -14,6 +14,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.schema import CreateIndex
 
+from mcp_asrama.private_files import create_private, open_to_others
 from mcp_asrama.service.models import Base
 
 log = logging.getLogger(__name__)
@@ -55,12 +56,24 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _private_sqlite_file(path: Path) -> None:
+    """Create the database file 0600 in a 0700 folder before SQLite opens it (SQLite gives its -wal and -shm files
+    the database file's mode); warn when an existing one is open to other users."""
+    if create_private(path):
+        return
+    if open_to_others(path):
+        log.warning(
+            "the database file can be read by other users of this machine: chmod 600 it (and its -wal/-shm files)",
+            extra={"path": str(path)},
+        )
+
+
 def make_engine(url: str) -> Engine:
-    """An engine for `url`; a SQLite file's folder is created, and WAL and foreign keys switched on."""
+    """An engine for `url`; a SQLite file is created private, and WAL and foreign keys switched on."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
+            _private_sqlite_file(Path(parsed.database).expanduser())
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine

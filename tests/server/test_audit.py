@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, Implementation
 
 from mcp_asrama import cli
-from mcp_asrama.server import audit, audit_check
+from mcp_asrama.server import audit, audit_check, audit_log, audit_seal
 from mcp_asrama.server.settings import ServerSettings
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR
 from tests.server.conftest import server_for
@@ -228,7 +228,7 @@ async def test_chain_verifies_and_a_restart_continues_it(service_app: FastAPI, l
         ("tools/call", "detail_anak"),
     ]
     assert [e["seq"] for e in logged] == [1, 2, 3, 4, 5, 6]
-    assert logged[0]["prev"] == audit.GENESIS
+    assert logged[0]["prev"] == audit_seal.GENESIS
     assert [e["prev"] for e in logged[1:]] == [e["hash"] for e in logged[:-1]]
     intact, verdict = audit_check.verify(log_path)
     assert intact, verdict
@@ -248,9 +248,9 @@ async def test_concurrent_requests_are_serialized_into_one_chain(service_app: Fa
 
 def test_writers_in_two_processes_share_one_chain(log_path: Path) -> None:
     """Two stdio servers on one file (two writers, each with its own state), writing at the same time."""
-    writers = [audit.AuditLog(log_path), audit.AuditLog(log_path)]
+    writers = [audit_log.AuditLog(log_path), audit_log.AuditLog(log_path)]
 
-    def write(writer: audit.AuditLog, name: str) -> None:
+    def write(writer: audit_log.AuditLog, name: str) -> None:
         for n in range(40):
             writer.append({"time": "t", "event": "request", "subject": name, "method": "ping", "n": n})
 
@@ -267,14 +267,14 @@ def test_writers_in_two_processes_share_one_chain(log_path: Path) -> None:
 
 
 def test_a_rotated_file_starts_a_new_chain_and_the_old_one_still_verifies(log_path: Path) -> None:
-    writer = audit.AuditLog(log_path)
+    writer = audit_log.AuditLog(log_path)
     for n in range(3):
         writer.append({"time": "t", "event": "request", "method": "ping", "n": n})
     log_path.rename(log_path.with_suffix(".1"))  # logrotate (rename, then the writer creates a new file)
     writer.append({"time": "t", "event": "request", "method": "ping", "n": 3})
 
     [fresh] = entries(log_path)
-    assert (fresh["seq"], fresh["prev"], fresh["n"]) == (1, audit.GENESIS, 3)
+    assert (fresh["seq"], fresh["prev"], fresh["n"]) == (1, audit_seal.GENESIS, 3)
     assert audit_check.verify(log_path.with_suffix(".1"))[1].startswith("intact: 3 entries")
     assert audit_check.verify(log_path)[0]
 
@@ -325,7 +325,7 @@ def _reseal(raw: list[bytes]) -> list[bytes]:
     entry = json.loads(raw[3])
     entry["disclosed"] = []
     del entry["hash"]
-    raw[3] = audit.seal(entry)[0] + b"\n"
+    raw[3] = audit_seal.seal(entry)[0] + b"\n"
     return raw
 
 
@@ -333,7 +333,7 @@ def _renumber_last(raw: list[bytes]) -> list[bytes]:
     entry = json.loads(raw[5])
     entry["seq"] = 9
     del entry["hash"]
-    raw[5] = audit.seal(entry)[0] + b"\n"
+    raw[5] = audit_seal.seal(entry)[0] + b"\n"
     return raw
 
 
@@ -424,7 +424,7 @@ async def test_an_edited_last_line_is_still_reported_after_a_restart(service_app
 
 
 async def test_a_forged_torn_tail_entry_is_refused(six_lines: Path) -> None:
-    log = audit.AuditLog(six_lines)
+    log = audit_log.AuditLog(six_lines)
     log.append({"time": "t", "event": "torn_tail", "torn": {"sha256": "0" * 64}})
     assert audit_check.verify(six_lines) == (False, "line 7: a torn_tail entry that does not match the line before it")
 

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mcp_asrama.server.audit import GENESIS, sha256_hex, unseal
+from mcp_asrama.server.audit_seal import GENESIS, sha256_hex, unseal
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:

@@ -1,0 +1,166 @@
+"""Writing the audit file: append-only, hash-chained, fsync'd lines, safe between threads and processes.
+
+One `write` per line on an `O_APPEND` file, then `fsync`, before the answer leaves; lines are serialized by a lock
+in the process and by `flock` between processes (POSIX; on Windows assume one writer), and a writer that finds the
+file grown, shrunk or replaced (rotation) re-reads the tail before chaining. A line cut short by a crash (no
+newline at the end) is never chained over silently: the next writer ends it and writes a `torn_tail` entry chained
+to the torn bytes' SHA-256, which `verify` reports by line number. After a write, the free space of the file's
+folder is checked (at most once a minute): below 512 MiB or 5 % a warning goes to stderr; the check never delays
+or refuses a request.
+"""
+
+import logging
+import os
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mcp_asrama.server.audit_seal import GENESIS, seal, sha256_hex, unseal
+
+log = logging.getLogger(__name__)
+
+LOW_SPACE = "audit log's disk is nearly full: free space before the log stops every data request"
+_MAX_TAIL = 16 * 1024 * 1024
+
+if sys.platform == "win32":  # pragma: no cover - no flock: one writer process per file
+
+    def _flock(fd: int) -> None:
+        pass
+
+else:
+    import fcntl
+
+    def _flock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor is closed
+
+
+def _read_at(fd: int, offset: int, size: int) -> bytes:
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks, left = [], size
+    while left > 0:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _last_lines(fd: int, size: int, want: int = 2) -> list[tuple[int, bytes, bool]]:
+    """Up to `want` last lines as (offset, bytes, ends with a newline), oldest first, read backwards."""
+    buffer, start = b"", size
+    while start > 0 and buffer.count(b"\n", 0, max(len(buffer) - 1, 0)) < want and size - start < _MAX_TAIL:
+        step = min(64 * 1024, start)
+        start -= step
+        buffer = _read_at(fd, start, step) + buffer
+    terminated = buffer.endswith(b"\n")
+    parts = (buffer[:-1] if terminated else buffer).split(b"\n")
+    lines, position = [], start
+    for part in parts:
+        lines.append((position, part, True))
+        position += len(part) + 1
+    lines = lines[1:] if start > 0 else lines  # the first begins mid-line
+    if lines:
+        lines[-1] = (*lines[-1][:2], terminated)
+    return lines[-want:]
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class FreeSpace:
+    """Warns when the audit file's file system runs low: below `min_bytes` or `min_ratio` of its size free.
+
+    Checked at most once every `every` seconds (so it warns at most once per interval); never raises.
+    """
+
+    min_bytes: int = 512 * 1024 * 1024
+    min_ratio: float = 0.05
+    every: float = 60.0
+    _due: float = float("-inf")
+
+    def check(self, path: Path) -> None:
+        now = time.monotonic()
+        if now < self._due:
+            return
+        self._due = now + self.every
+        try:
+            usage = shutil.disk_usage(path.parent)
+        except OSError:
+            return  # a missing folder: the write itself reports it
+        if usage.free < self.min_bytes or usage.free < usage.total * self.min_ratio:
+            percent = round(100 * usage.free / usage.total, 1) if usage.total else 0.0
+            log.warning(LOW_SPACE, extra={"path": str(path), "free_bytes": usage.free, "free_percent": percent})
+
+
+class AuditLog:
+    """The append-only, hash-chained file. `append` blocks (write + fsync): call it from a worker thread."""
+
+    def __init__(self, path: Path, space: FreeSpace | None = None) -> None:
+        self.path = path
+        self.space = space or FreeSpace()
+        self._lock = threading.Lock()
+        self._known: tuple[int, int, int] | None = None  # (device, inode, size) after our last write
+        self._prev, self._seq = GENESIS, 0
+
+    def append(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """Chain and write one entry; returns it with `seq`, `prev` and `hash`. Raises OSError on failure."""
+        with self._lock:
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+            fd = os.open(self.path, flags, 0o600)
+            try:
+                _flock(fd)
+                stat = os.fstat(fd)
+                if (stat.st_dev, stat.st_ino, stat.st_size) != self._known:
+                    self._resync(fd, stat)
+                return self._write(fd, {"seq": self._seq + 1, **fields})
+            except BaseException:
+                self._known = None
+                raise
+            finally:
+                os.close(fd)
+                self.space.check(self.path)
+
+    def _write(self, fd: int, fields: Mapping[str, Any], prefix: bytes = b"") -> dict[str, Any]:
+        entry = {**fields, "prev": self._prev}
+        line, digest = seal(entry)
+        data = prefix + line + b"\n"
+        if os.write(fd, data) != len(data):
+            raise OSError("short write to the audit log")
+        os.fsync(fd)
+        stat = os.fstat(fd)
+        self._known = (stat.st_dev, stat.st_ino, stat.st_size)
+        self._prev, self._seq = digest, int(entry["seq"])
+        return {**entry, "hash": digest}
+
+    def _resync(self, fd: int, stat: os.stat_result) -> None:
+        """Continue the chain from the file's last line (another writer, a restart, a rotation)."""
+        if self._known is not None and self._known[:2] == (stat.st_dev, stat.st_ino) and stat.st_size < self._known[2]:
+            log.warning("audit log shrank since our last write", extra={"path": str(self.path)})
+        self._prev, self._seq = GENESIS, 0
+        lines = _last_lines(fd, stat.st_size) if stat.st_size else []
+        entries = [unseal(raw)[0] if raw else None for _, raw, _ in lines]
+        for entry in entries:
+            if entry is not None and isinstance(entry.get("seq"), int):
+                self._seq = entry["seq"]
+        if not lines:
+            return
+        (offset, raw, terminated), last_entry = lines[-1], entries[-1]
+        if not terminated:
+            log.warning("audit log ends mid-line (interrupted write): marking it", extra={"path": str(self.path)})
+            self._prev = sha256_hex(raw)
+            torn = {"offset": offset, "bytes": len(raw), "sha256": self._prev}
+            self._write(fd, {"seq": self._seq + 1, "time": utc_now(), "event": "torn_tail", "torn": torn}, b"\n")
+        elif last_entry is None:
+            log.error("audit log's last line is not a valid entry; `audit verify` will name it")
+            self._prev = sha256_hex(raw)
+        else:
+            self._prev = str(last_entry["hash"])

@@ -134,9 +134,10 @@ async def test_failures_are_recorded_with_their_outcome_and_disclose_nothing(
     assert (prompt["outcome"], prompt["code"]) == ("error", INVALID_PARAMS)
 
 
-async def test_every_tool_and_resource_records_exactly_the_students_it_returned(
+async def test_every_tool_and_resource_records_exactly_the_students_it_disclosed(
     service_app: FastAPI, log_path: Path
 ) -> None:
+    """Three students in all: every attendance aggregate is a small group, so it discloses each of them."""
     async with audited(service_app, log_path, "2026-07-28") as client:
         await client.call_tool("detail_anak", {"id_anak": "A003"})
         await client.call_tool("daftar_kamar", {})
@@ -150,11 +151,11 @@ async def test_every_tool_and_resource_records_exactly_the_students_it_returned(
     assert [(e["target"], e["disclosed"]) for e in reads] == [
         ("detail_anak", ["A003"]),
         ("daftar_kamar", []),  # rooms, no student
-        ("absensi_harian", ["A003"]),  # only A003 was not present that day
+        ("absensi_harian", ["A001", "A002", "A003"]),  # only A003 is listed, but the counts are of all three
         ("rekap_absensi", ["A001", "A002", "A003"]),
         ("cari_anak", []),
         ("asrama://kamar", []),
-        ("asrama://absensi/2026-10-07", ["A002", "A003"]),
+        ("asrama://absensi/2026-10-07", ["A001", "A002", "A003"]),
     ]
 
 

@@ -13,9 +13,14 @@ A line holds `seq`, `time` (UTC), `subject` (the access token's subject, with it
 stdio or without auth), `client` (the host's self-declared clientInfo name; unknown for a handshake-era host on
 stateless HTTP, where every POST is a new connection), `method`, `target` (tool or prompt name, resource URI),
 `arguments` (search terms, each value cut short), `outcome` (`ok`, `tool_error`, `error` with `code`,
-`cancelled`), `latency_ms`, and `disclosed`: the ids of the students whose data went out, read from the
-result (`id`/`id_anak` anywhere in a tool's structuredContent or JSON text, in a resource's JSON text). Never
-the data itself. The file holds search terms (possibly a child's name): keep it like the data (created 0600).
+`cancelled`), `latency_ms`, and `disclosed`: the ids of the students whose data went out (never the data
+itself). A successful answer discloses
+- the ids it carries: `id`/`id_anak` anywhere in a tool's structuredContent or JSON text, in a resource's JSON text;
+- the student it names: an `id_anak` argument of a tool or prompt, an `asrama://anak/{id}` resource or one under it;
+- the students its handler declared with `disclose`: each student of an aggregate over fewer than `SMALL_GROUP`
+  (5) visible students (`disclose_aggregate`), since counts over one or two children are their data.
+A failed request (an error, a tool error, a cancellation) discloses no one. The file holds search terms (possibly
+a child's name): keep it like the data (created 0600).
 
 The file is written by `audit_log` (append-only, fsync'd, each line sealed and chained to the one before: see
 `audit_seal`) and read back by `audit_check` (`verify`, `who_saw`).
@@ -29,8 +34,10 @@ fail open, logged to stderr too.
 import json
 import logging
 import math
+import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +86,44 @@ WITHHELD = (
     "Beri tahu admin sekolah: log audit server MCP tidak dapat ditulis."
 )
 _MAX_TEXT, _MAX_KEYS, _MAX_ID = 200, 16, 64
+SMALL_GROUP = 5
+STUDENT_ARGUMENT = "id_anak"
+_STUDENT_URI = re.compile(r"\Aasrama://anak/([^/?#]+)")
+# The ids the handler in progress declared; the Auditor sets a fresh set around each audited request.
+_declared: ContextVar[set[str] | None] = ContextVar("asrama_audit_declared", default=None)
 
 
 def audited(method: str) -> bool:
     """Whether a request of `method` gets a line (see the module docstring)."""
     return method not in UNAUDITED
+
+
+def disclose(ids: Iterable[str]) -> None:
+    """Declare that the answer in progress carries these students' data (recorded if it succeeds).
+
+    The set lives in the request's context; the SDK runs a sync handler in a worker thread with a copy of that
+    context, which holds the same set. Outside an audited request this does nothing.
+    """
+    declared = _declared.get()
+    if declared is not None:
+        declared.update(i[:_MAX_ID] for i in ids)
+
+
+def disclose_aggregate(count: int, ids: Iterable[str]) -> None:
+    """An aggregate over `count` visible students, `ids` theirs: under `SMALL_GROUP` each of them is disclosed."""
+    if count < SMALL_GROUP:
+        disclose(ids)
+
+
+def _named(method: str, params: Mapping[str, Any]) -> list[str]:
+    """The student a request names: an `id_anak` argument of a tool or prompt, or the id in an asrama://anak/ URI."""
+    value: Any = None
+    if method in ("tools/call", "prompts/get") and isinstance(params.get("arguments"), Mapping):
+        value = params["arguments"].get(STUDENT_ARGUMENT)
+    elif method == "resources/read" and isinstance(params.get("uri"), str):
+        match = _STUDENT_URI.match(params["uri"])
+        value = match.group(1) if match else None
+    return [value[:_MAX_ID]] if isinstance(value, str) and value else []
 
 
 def _clean(text: str, limit: int = _MAX_TEXT) -> str:
@@ -202,7 +242,7 @@ def _withheld(method: str, result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class Auditor:
-    """The MCP middleware: times each request, reads what it disclosed, and writes its line before answering."""
+    """The MCP middleware: times each audited request, gathers whom it disclosed, writes its line, then answers."""
 
     def __init__(self, path: Path) -> None:
         self.log = AuditLog(path)
@@ -228,6 +268,8 @@ class Auditor:
             latency = round((time.perf_counter() - started) * 1000, 1)
             return {**fields, "outcome": outcome, **more, "latency_ms": latency}
 
+        declared: set[str] = set()
+        reset = _declared.set(declared)
         try:
             result = await call_next(ctx)
         except anyio.get_cancelled_exc_class():
@@ -239,10 +281,15 @@ class Auditor:
             code = INVALID_PARAMS if isinstance(exc, ValidationError) else code
             await self._record(done("error", code=code, disclosed=[]))
             raise
+        finally:
+            _declared.reset(reset)
         wire: Any = result.model_dump(mode="json", by_alias=True) if isinstance(result, BaseModel) else result
         wire = wire if isinstance(wire, Mapping) else {}
-        disclosed = disclosed_ids(ctx.method, wire)
         outcome = "tool_error" if ctx.method == "tools/call" and wire.get("isError") is True else "ok"
+        disclosed: list[str] = []
+        if outcome == "ok":
+            params = ctx.params if isinstance(ctx.params, Mapping) else {}
+            disclosed = sorted({*disclosed_ids(ctx.method, wire), *_named(ctx.method, params), *declared})
         if await self._record(done(outcome, disclosed=disclosed)):
             return result
         if ctx.method in DISCLOSING or disclosed:

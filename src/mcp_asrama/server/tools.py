@@ -10,9 +10,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 
 from mcp_asrama.client import NotFound
+from mcp_asrama.client.models import Anak, RekapAnak
 from mcp_asrama.client.models import Kamar as DataKamar
-from mcp_asrama.client.models import RekapAnak
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
+from mcp_asrama.server import audit
 from mcp_asrama.server.arguments import (
     MAX_RANGE_DAYS,
     IdAnak,
@@ -76,16 +77,21 @@ async def cari_anak(
     )
 
 
-async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult, DetailAnak]:
-    """Detail satu anak asrama berdasarkan id (mis. 'A001'): nama, kelas, kamar, status, jenis kelamin dan nama
-    wali. Belum tahu id-nya? Cari dulu dengan cari_anak."""
+async def satu_anak(reader: Terbatas, id_anak: str) -> Anak:
+    """One student this principal may see, or the tool error that says how to find the right id."""
     try:
-        anak = await terbatas(ctx).detail_anak(id_anak)
+        return await reader.detail_anak(id_anak)
     except NotFound:
         raise ToolError(
             f"Anak dengan id '{id_anak}' tidak ditemukan. Cari id yang benar dengan cari_anak "
             "(mis. berdasarkan nama atau kelas)."
         ) from None
+
+
+async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult, DetailAnak]:
+    """Detail satu anak asrama berdasarkan id (mis. 'A001'): nama, kelas, kamar, status, jenis kelamin dan nama
+    wali. Belum tahu id-nya? Cari dulu dengan cari_anak."""
+    anak = await satu_anak(terbatas(ctx), id_anak)
     return tool_result(DetailAnak.model_validate(anak.model_dump()))
 
 
@@ -115,6 +121,7 @@ async def ringkas_absensi(
 ) -> HasilAbsensiHarian:
     """One day's attendance, aggregated first: counts per status, then who was not `hadir` (or had `status`)."""
     records = await reader.absensi(tanggal, kelas, kamar)
+    audit.disclose_aggregate(len(records), (r.id_anak for r in records))
     listed = [r for r in records if (r.status == status if status else r.status != "hadir")]
     shown = fitting_count(listed, RESULT_BUDGET)
     notes = []
@@ -165,13 +172,18 @@ async def rekap_absensi(
         raise ToolError("Argumen tidak valid: sampai harus sama dengan atau sesudah dari.")
     if (sampai - dari).days >= MAX_RANGE_DAYS:
         raise ToolError(f"Argumen tidak valid: rentang paling panjang {MAX_RANGE_DAYS} hari.")
+    reader = terbatas(ctx)
     try:
-        rekap = await terbatas(ctx).rekap(dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, top=TOP_ABSENT)
+        rekap = await reader.rekap(dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, top=TOP_ABSENT)
     except NotFound:
         raise ToolError(
             "Layanan data asrama ini tidak menyediakan rekap absensi (/absensi/rekap). "
             "Gunakan absensi_harian per tanggal."
         ) from None
+    if id_anak is not None and rekap.jumlah_anak == 0:
+        await satu_anak(reader, id_anak)  # no records: say so only of a student who exists and is visible
+    # Rows come most absent first, at least TOP_ABSENT of them: a group under SMALL_GROUP is listed whole.
+    audit.disclose_aggregate(rekap.jumlah_anak, (r.id_anak for r in rekap.per_anak))
     return tool_result(
         HasilRekapAbsensi(
             dari=rekap.dari,

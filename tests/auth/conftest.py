@@ -70,7 +70,7 @@ def mcp_process(flags: list[str], env: dict[str, str], folder: Path, port: int |
     port = port or free_port()
     log = folder / f"mcp-{port}.log"
     command = [EXECUTABLE, "--log-level", "DEBUG", "serve", "--transport", "http", "--port", str(port), *flags]
-    process = start(command, clean_env(**UNLIMITED_ENV, XDG_DATA_HOME=str(folder), **env), log)
+    process = start(command, clean_env(**{**UNLIMITED_ENV, "XDG_DATA_HOME": str(folder), **env}), log)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(port, process, log)

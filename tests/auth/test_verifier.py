@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from mcp_asrama.server import auth
 from mcp_asrama.server.auth import AuthConfigError, JwksKeys, JwtVerifier, Rejected, load_public_key, signing_keys
 from mcp_asrama.server.settings import ServerSettings
+from mcp_asrama.server.token_cache import CachingVerifier
 from tests.auth.idp import Idp, hmac_signed, new_rsa_key, public_pem, unsigned
 
 AUD = "https://asrama.example.sch.id/mcp"
@@ -95,10 +96,12 @@ async def test_refusal_reasons(idp: Idp, make: object, reason: str, caplog: pyte
     v = verifier(idp)
     with pytest.raises(Rejected, match=f"^{reason}$"):
         await v._claims(token)
-    with caplog.at_level(logging.INFO, logger="mcp_asrama.server.auth"):
-        assert await v.verify_token(token) is None
+    assert await v.check(token) == (None, reason)
+    cached = CachingVerifier(v.check)
+    with caplog.at_level(logging.INFO, logger="mcp_asrama.server.token_cache"):
+        assert await cached.verify_token(token) is None
     refused = [r for r in caplog.records if r.getMessage() == "bearer token refused"]
-    assert [getattr(r, "reason", None) for r in refused] == [reason]
+    assert [getattr(r, "refused", None) for r in refused] == [{reason: 1}]
     assert token[:40] not in caplog.text
 
 
@@ -259,7 +262,7 @@ def test_auth_settings_name_the_resource_issuer_and_scope(idp: Idp) -> None:
     assert (str(sdk.issuer_url), str(sdk.resource_server_url)) == (idp.issuer, AUD)
     assert sdk.required_scopes == ["asrama:read"]
     assert sdk.validate_token_resource is True
-    assert isinstance(auth.token_verifier(settings), JwtVerifier)
+    assert isinstance(auth.token_verifier(settings), CachingVerifier)
 
 
 def test_issuer_must_be_a_url(idp: Idp) -> None:

@@ -30,14 +30,15 @@ from mcp_asrama.server.ratelimit import (
     CHARGED,
     RATE_LIMITED,
     RateLimiter,
-    SubjectCache,
     middleware,
     parse_rate,
     retry_seconds,
     subject_of,
     wrap_http,
 )
+from mcp_asrama.server.routing_headers import RoutingHeaderCheck
 from mcp_asrama.server.settings import ServerSettings
+from mcp_asrama.server.token_cache import CachingVerifier
 from tests.server.conftest import connect, server_for
 
 REFUSAL = re.compile(r"^Terlalu banyak permintaan; coba lagi dalam (\d+) detik\.$")
@@ -288,16 +289,25 @@ class Verifier:
         self.fail = fail
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        return (await self.check(token))[0]
+
+    async def check(self, token: str) -> tuple[AccessToken | None, str]:
         self.calls += 1
         if self.fail:
             raise RuntimeError("jwks unreachable")
-        return self.tokens.get(token)
+        found = self.tokens.get(token)
+        return found, "" if found else "unknown token"
 
 
 @asynccontextmanager
 async def http(app: Any) -> AsyncIterator[httpx2.AsyncClient]:
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1:8001") as client:
         yield client
+
+
+def layered(app: Any, bucket: RateLimiter, verifier: Any = None) -> Any:
+    """The HTTP rate limit as http_app stacks it: behind the check that reads the body once."""
+    return RoutingHeaderCheck(wrap_http(app, bucket, verifier), bucket.settings.max_body_bytes)
 
 
 def rpc(method: str, request_id: int | None = 1, **params: Any) -> dict[str, Any]:
@@ -314,7 +324,7 @@ CALL = rpc("tools/call", name="daftar_kamar", arguments={})
 @pytest.mark.anyio
 async def test_http_request_over_the_limit_is_429_with_retry_after_and_a_json_rpc_error() -> None:
     inner = Inner()
-    async with http(wrap_http(inner.app, limiter(clock=Clock()), None)) as client:
+    async with http(layered(inner.app, limiter(clock=Clock()), None)) as client:
         for i in range(3):
             assert (await client.post("/mcp", json={**READ, "id": i})).status_code == 200
         refused = await client.post("/mcp", json={**READ, "id": 41})
@@ -337,7 +347,7 @@ async def test_http_request_over_the_limit_is_429_with_retry_after_and_a_json_rp
 @pytest.mark.anyio
 async def test_http_tool_calls_pass_uncharged_to_the_mcp_layer() -> None:
     inner = Inner()
-    async with http(wrap_http(inner.app, limiter(clock=Clock()), None)) as client:
+    async with http(layered(inner.app, limiter(clock=Clock()), None)) as client:
         for _ in range(10):
             assert (await client.post("/mcp", json=CALL)).status_code == 200
         for _ in range(3):  # the tool calls took nothing from the bucket
@@ -350,12 +360,13 @@ async def test_http_tool_calls_pass_uncharged_to_the_mcp_layer() -> None:
 
 
 @pytest.mark.anyio
-async def test_http_trusts_the_mcp_method_header_without_reading_the_body() -> None:
+async def test_http_a_method_header_that_disagrees_with_the_body_is_refused_uncharged() -> None:
     inner = Inner()
-    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
-        read_header = {"Mcp-Method": "resources/read"}
-        assert (await client.post("/mcp", json=READ, headers=read_header)).status_code == 200
-        assert (await client.post("/mcp", json=READ, headers=read_header)).status_code == 429
+    async with http(layered(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
+        lying = await client.post("/mcp", json=READ, headers={"Mcp-Method": "tools/list"})
+        assert lying.status_code == 400
+        assert lying.json()["error"]["code"] == -32020 and lying.json()["id"] == 1
+        assert (await client.post("/mcp", json=READ, headers={"Mcp-Method": "resources/read"})).status_code == 200
         call = await client.post("/mcp", json=CALL, headers={"Mcp-Method": "tools/call"})
     assert call.status_code == 200
     assert inner.charged == [True, False]
@@ -379,7 +390,7 @@ async def test_http_trusts_the_mcp_method_header_without_reading_the_body() -> N
 )
 async def test_http_free_messages_pass_even_over_the_limit(message: dict[str, Any]) -> None:
     inner = Inner()
-    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
+    async with http(layered(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
         assert (await client.post("/mcp", json=READ)).status_code == 200
         assert (await client.post("/mcp", json=READ)).status_code == 429
         for _ in range(5):
@@ -391,7 +402,7 @@ async def test_http_free_messages_pass_even_over_the_limit(message: dict[str, An
 @pytest.mark.parametrize("path", ["/healthz", "/readyz", "/.well-known/oauth-protected-resource/mcp"])
 async def test_http_health_and_metadata_are_never_limited(path: str) -> None:
     inner = Inner()
-    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
+    async with http(layered(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
         assert (await client.post("/mcp", json=READ)).status_code == 200
         assert (await client.get("/mcp")).status_code == 429  # any other request is charged, a GET too
         for _ in range(20):
@@ -417,7 +428,7 @@ async def test_http_body_reaches_the_app_intact(body: bytes) -> None:
             yield body[start : start + 1000]
 
     with anyio.fail_after(10):  # a body read but not handed on would leave the app waiting for it
-        async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=10), None)) as client:
+        async with http(layered(inner.app, limiter(clock=Clock(), burst=10), None)) as client:
             response = await client.post("/mcp", content=chunks(), headers={"Content-Type": "application/json"})
     assert response.status_code == 200
     assert inner.bodies == [body]
@@ -427,7 +438,7 @@ async def test_http_body_reaches_the_app_intact(body: bytes) -> None:
 @pytest.mark.anyio
 async def test_http_bodies_that_are_not_one_request_are_charged() -> None:
     inner = Inner()
-    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=2), None)) as client:
+    async with http(layered(inner.app, limiter(clock=Clock(), burst=2), None)) as client:
         assert (await client.post("/mcp", content=b"{not json")).status_code == 200
         assert (await client.post("/mcp", json=[CALL, CALL])).status_code == 200
         assert (await client.post("/mcp", content=b"x" * 9000)).status_code == 429  # oversize: charged, not read
@@ -441,68 +452,57 @@ async def test_http_bodies_that_are_not_one_request_are_charged() -> None:
 )
 async def test_http_hostile_bodies_are_charged_and_handed_on(body: bytes) -> None:
     inner = Inner()
-    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
+    async with http(layered(inner.app, limiter(clock=Clock(), burst=1), None)) as client:
         assert (await client.post("/mcp", content=body)).status_code == 200
         assert (await client.post("/mcp", content=body)).status_code == 429
     assert inner.bodies == [body]
 
 
 @pytest.mark.anyio
-async def test_http_subjects_come_from_verified_tokens() -> None:
+async def test_http_subjects_come_from_verified_tokens_each_verified_once() -> None:
     inner = Inner()
-    verifier = Verifier({"tok-a": token("ustadz-a"), "tok-b": token("ustadz-b")})
-    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=2), verifier)) as client:
+    fake = Verifier({"tok-a": token("ustadz-a"), "tok-b": token("ustadz-b")})
+    async with http(layered(inner.app, limiter(clock=Clock(), burst=2), CachingVerifier(fake.check))) as client:
         a = {"Authorization": "Bearer tok-a"}
         assert [(await client.post("/mcp", json=READ, headers=a)).status_code for _ in range(3)] == [200, 200, 429]
         b = {"Authorization": "bearer tok-b"}
         assert [(await client.post("/mcp", json=READ, headers=b)).status_code for _ in range(3)] == [200, 200, 429]
-    assert verifier.calls == 2  # each token verified once, then remembered
+    assert fake.calls == 2  # each token verified once, then remembered
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer forged"}, {"Authorization": "Basic dTpw"}])
-async def test_http_without_a_valid_token_goes_untouched_to_the_sdk_auth(headers: dict[str, str]) -> None:
+async def test_http_without_a_valid_token_costs_its_client_address_bucket(headers: dict[str, str]) -> None:
     inner = Inner()
-    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), Verifier({}))) as client:
-        for _ in range(5):
-            assert (await client.post("/mcp", json=READ, headers=headers)).status_code == 200
-    assert inner.charged == [False] * 5
+    async with http(layered(inner.app, limiter(clock=Clock(), burst=2), CachingVerifier(Verifier({}).check))) as c:
+        statuses = [(await c.post("/mcp", json={**READ, "id": i}, headers=headers)).status_code for i in range(5)]
+        refused = await c.post("/mcp", json={**READ, "id": "x-9"}, headers=headers)
+    assert statuses == [200, 200, 429, 429, 429]  # the first two reach the SDK (which answers 401)
+    assert refused.json()["id"] == "x-9"
+    assert inner.charged == [False, False]  # never marked as a subject's charge
 
 
 @pytest.mark.anyio
-async def test_http_verifier_failure_goes_untouched_to_the_sdk_auth() -> None:
+async def test_http_anonymous_buckets_are_per_client_address() -> None:
+    bucket = limiter(clock=Clock(), burst=1)
+    gate = layered(Inner().app, bucket, CachingVerifier(Verifier({}).check))
+    for address in ("10.0.0.1", "10.0.0.2"):
+        transport = httpx2.ASGITransport(app=gate, client=(address, 5000))
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8001") as client:
+            assert [(await client.post("/mcp", json=READ)).status_code for _ in range(2)] == [200, 429]
+
+
+@pytest.mark.anyio
+async def test_http_verifier_failure_is_a_refusal() -> None:
     inner = Inner()
-    verifier = Verifier({"tok-a": token("ustadz-a")}, fail=True)
-    async with http(wrap_http(inner.app, limiter(clock=Clock(), burst=1), verifier)) as client:
-        for _ in range(3):
-            response = await client.post("/mcp", json=READ, headers={"Authorization": "Bearer tok-a"})
-            assert response.status_code == 200
-    assert inner.charged == [False] * 3
-
-
-@pytest.mark.anyio
-async def test_token_subjects_are_remembered_until_the_token_expires() -> None:
-    clock = Clock(now=1_000_000.0)
-    verifier = Verifier({"tok-a": token("ustadz-a", expires_at=1_000_100)})
-    cache = SubjectCache(verifier, clock=clock)
-    assert await cache.subject("tok-a") == "ustadz-a"
-    clock.now += 99
-    assert await cache.subject("tok-a") == "ustadz-a"
-    assert verifier.calls == 1
-    clock.now += 1
-    assert await cache.subject("tok-a") is None  # expired: verified again, and refused
-    assert verifier.calls == 2
-    assert len(cache) == 0
-
-
-@pytest.mark.anyio
-async def test_token_cache_is_bounded_and_keeps_no_token() -> None:
-    tokens = {f"secret-{i}": token(f"s{i}") for i in range(10)}
-    cache = SubjectCache(Verifier(tokens), clock=Clock(), max_entries=3)
-    for name in tokens:
-        assert await cache.subject(name) == tokens[name].subject
-        assert len(cache) <= 3
-    assert not any("secret" in repr(key) for key in cache._entries)
+    verifier = CachingVerifier(Verifier({"tok-a": token("ustadz-a")}, fail=True).check)
+    async with http(layered(inner.app, limiter(clock=Clock(), burst=1), verifier)) as client:
+        statuses = [
+            (await client.post("/mcp", json=READ, headers={"Authorization": "Bearer tok-a"})).status_code
+            for _ in range(3)
+        ]
+    assert statuses == [200, 429, 429]
+    assert inner.charged == [False]
 
 
 # --- both layers on the SDK's own Streamable HTTP app: one bucket, never charged twice -----------------------------
@@ -512,7 +512,7 @@ async def test_token_cache_is_bounded_and_keeps_no_token() -> None:
 async def sdk_http(service_app: FastAPI) -> AsyncIterator[httpx2.AsyncClient]:
     server, _ = limited(service_app)
     app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
-    async with server.session_manager.run(), http(wrap_http(app, server.limiter, None)) as client:
+    async with server.session_manager.run(), http(layered(app, server.limiter, None)) as client:
         yield client
 
 
@@ -571,7 +571,7 @@ async def test_sdk_auth_subjects_share_buckets_between_the_layers() -> None:
     a, b = {**HEADERS, "Authorization": "Bearer tok-a"}, {**HEADERS, "Authorization": "Bearer tok-b"}
     salam_read = rpc("resources/read", uri="asrama://salam")
     halo_call = rpc("tools/call", name="halo", arguments={})
-    async with server.session_manager.run(), http(wrap_http(app, bucket, verifier)) as client:
+    async with server.session_manager.run(), http(layered(app, bucket, verifier)) as client:
         assert (await client.post("/mcp", json=salam_read, headers=a)).json()["result"]["contents"][0][
             "text"
         ] == "salam"

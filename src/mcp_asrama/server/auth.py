@@ -7,7 +7,7 @@ A token is accepted when all of these hold, and refused (`None`, hence HTTP 401)
 - `iss` is ASRAMA_AUTH_ISSUER; `aud` contains ASRAMA_PUBLIC_URL (this resource); `exp` (required) and `nbf` hold
   with a leeway of `LEEWAY` seconds; `sub` is present.
 The required scope (`asrama:read`, from `scope` or `scp`) is not checked here: the SDK answers its absence with
-403 `insufficient_scope`. Tokens are never logged; rejections are logged by reason only.
+403 `insufficient_scope`. Tokens are never logged; refusals are counted by reason (token_cache logs them).
 """
 
 import logging
@@ -27,6 +27,7 @@ from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl, ValidationError
 
 from mcp_asrama.server.settings import ServerSettings
+from mcp_asrama.server.token_cache import CachingVerifier
 
 log = logging.getLogger(__name__)
 
@@ -252,20 +253,18 @@ class JwtVerifier(TokenVerifier):
             raise Rejected("bad exp")
         return claims
 
-    async def verify_token(self, token: str) -> AccessToken | None:
-        """The token's access info when it is valid for this resource, else None (the SDK answers 401)."""
+    async def check(self, token: str) -> tuple[AccessToken | None, str]:
+        """The token's access info when it is valid for this resource, else None and the reason (for the log)."""
         try:
             claims = await self._claims(token)
         except Rejected as reason:
-            log.info("bearer token refused", extra={"reason": str(reason)})
-            return None
+            return None, str(reason)
         except Exception as exc:  # a key or claim shape PyJWT did not foresee: refuse, never a 500
-            log.warning("bearer token refused", extra={"reason": "unexpected", "error": type(exc).__name__})
-            return None
+            return None, f"unexpected {type(exc).__name__}"
         client_id = next(
             (claims[c] for c in ("azp", "client_id") if isinstance(claims.get(c), str) and claims[c]), claims["sub"]
         )
-        return AccessToken(
+        access = AccessToken(
             token=token,
             client_id=client_id,
             scopes=_scopes(claims),
@@ -275,6 +274,11 @@ class JwtVerifier(TokenVerifier):
             subject=claims["sub"],
             claims=claims,
         )
+        return access, ""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The token's access info when it is valid for this resource, else None (uncached; see token_cache)."""
+        return (await self.check(token))[0]
 
 
 def _resource(settings: ServerSettings) -> str:
@@ -282,8 +286,8 @@ def _resource(settings: ServerSettings) -> str:
     return str(settings.public_url)
 
 
-def token_verifier(settings: ServerSettings) -> TokenVerifier | None:
-    """The verifier of bearer tokens, or None when ASRAMA_AUTH=none."""
+def token_verifier(settings: ServerSettings) -> CachingVerifier | None:
+    """The verifier of bearer tokens (each verified once, see token_cache), or None when ASRAMA_AUTH=none."""
     if settings.auth == "none":
         return None
     assert settings.auth_issuer is not None  # ServerSettings requires it with ASRAMA_AUTH=jwt
@@ -293,7 +297,7 @@ def token_verifier(settings: ServerSettings) -> TokenVerifier | None:
     else:
         assert settings.auth_public_key_file is not None  # ServerSettings requires one of the two
         keys = load_public_key(settings.auth_public_key_file)
-    return JwtVerifier(issuer=settings.auth_issuer, resource=_resource(settings), keys=keys)
+    return CachingVerifier(JwtVerifier(issuer=settings.auth_issuer, resource=_resource(settings), keys=keys).check)
 
 
 def auth_settings(settings: ServerSettings) -> AuthSettings | None:

@@ -18,20 +18,19 @@ to the app (a GET, a body that is not JSON or is over the size limit). What does
 - `/healthz`, `/readyz` and `/.well-known/...` (auth metadata) over HTTP.
 
 Where it is charged, so that nothing is charged twice:
-- `wrap_http`, in front of the SDK's authentication, charges every HTTP request except a `tools/call` (method from
-  the `Mcp-Method` header, else from the JSON body, which is read — bounded — and handed on intact) and the free
-  messages above, and marks the request as charged. Over the limit: HTTP 429 with `Retry-After` (seconds) and a
-  JSON-RPC error `-32029`. A request without a valid bearer token goes on untouched: the SDK answers 401.
+- `wrap_http`, in front of the SDK's authentication, charges every HTTP request except a `tools/call` (the method
+  from the JSON body, which `routing_headers` read once and checked against the headers) and the free messages
+  above, and marks the request as charged. Over the limit: HTTP 429 with `Retry-After` (seconds) and a JSON-RPC
+  error `-32029` carrying the request's id. A request without a valid bearer token costs a token of its client
+  address's bucket (an anonymous flood is refused cheaply), then the SDK answers 401.
 - `middleware` charges what the HTTP layer left to it (a `tools/call` over HTTP) and, on stdio and in memory,
   every request that costs a token. Over the limit, a `tools/call` is a tool error the model can read ("coba lagi
   dalam 12 detik"), and any other request a JSON-RPC error `-32029` with `data.retryAfter`.
 
-The buckets are plain synchronous code (no `await` inside), hence atomic under asyncio; a lock keeps them safe
-should a worker thread ever use them too.
+Refusals are logged at most once a minute per subject. The buckets are plain synchronous code (no `await` inside),
+hence atomic under asyncio; a lock keeps them safe should a worker thread ever use them too.
 """
 
-import hashlib
-import json
 import logging
 import math
 import threading
@@ -47,9 +46,10 @@ from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, Server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 from mcp_types.methods import serialize_server_result
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.server.access import LOCAL_SUBJECT
+from mcp_asrama.server.routing_headers import MESSAGE, UNREADABLE, json_rpc_error, request_id
 from mcp_asrama.server.settings import ServerSettings
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,8 @@ EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
 WELL_KNOWN = "/.well-known/"
 # Set in the ASGI scope by `wrap_http` once it has charged a request; the MCP middleware then charges nothing.
 CHARGED = "mcp_asrama.ratelimit.charged"
+ANONYMOUS_PREFIX = "anonymous:"  # + the client address: the bucket of requests without a valid token
+LOG_EVERY = 60.0  # seconds between two log lines about one subject's refusals
 
 _PERIODS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "hour": 3600.0}
 
@@ -161,6 +163,20 @@ class RateLimiter:
             self._buckets.popitem(last=False)
 
 
+_logged: dict[str, float] = {}  # subject -> when its last refusal was logged
+
+
+def _log_refusal(subject: str, method: str, seconds: int) -> None:
+    """Log a refusal, at most once per `LOG_EVERY` seconds per subject (a flood is not a flood of log lines)."""
+    now = time.monotonic()
+    if now - _logged.get(subject, -math.inf) < LOG_EVERY:
+        return
+    if len(_logged) >= 10_000:
+        _logged.clear()
+    _logged[subject] = now
+    log.info("rate limited", extra={"subject": subject, "method": method, "retry_after": seconds})
+
+
 # --- the MCP layer ---------------------------------------------------------------------------------------------
 
 
@@ -190,7 +206,7 @@ def middleware(limiter: RateLimiter) -> list[ServerMiddleware[Any]]:
         if not wait:
             return await call_next(ctx)
         seconds = retry_seconds(wait)
-        log.info("rate limited", extra={"subject": subject, "method": ctx.method, "retry_after": seconds})
+        _log_refusal(subject, ctx.method, seconds)
         if ctx.method == TOOL_CALL:
             return _tool_error(seconds, ctx.protocol_version)
         raise MCPError(code=RATE_LIMITED, message=retry_message(seconds), data={"retryAfter": seconds})
@@ -199,50 +215,6 @@ def middleware(limiter: RateLimiter) -> list[ServerMiddleware[Any]]:
 
 
 # --- the HTTP layer --------------------------------------------------------------------------------------------
-
-
-class SubjectCache:
-    """Subjects of bearer tokens, verified once and remembered by the token's hash until it expires (bounded)."""
-
-    def __init__(
-        self,
-        verifier: TokenVerifier,
-        *,
-        clock: Callable[[], float] = time.time,
-        max_entries: int = 1024,
-        max_age: float = 300.0,
-    ) -> None:
-        self.verifier = verifier
-        self.clock = clock
-        self.max_entries = max_entries
-        self.max_age = max_age
-        self._entries: OrderedDict[bytes, tuple[str, float]] = OrderedDict()  # hash -> (subject, valid until)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    async def subject(self, token: str) -> str | None:
-        """The subject of a valid, unexpired token; None otherwise (the SDK's authentication answers for it)."""
-        key = hashlib.sha256(token.encode()).digest()
-        now = self.clock()
-        cached = self._entries.get(key)
-        if cached is not None:
-            if now < cached[1]:
-                self._entries.move_to_end(key)
-                return cached[0]
-            del self._entries[key]
-        try:
-            access = await self.verifier.verify_token(token)
-        except Exception as exc:  # the SDK's own authentication will meet (and answer) the same failure
-            log.warning("token verification failed", extra={"error": type(exc).__name__})
-            return None
-        if access is None or (access.expires_at is not None and access.expires_at <= now):
-            return None
-        until = now + self.max_age if access.expires_at is None else min(float(access.expires_at), now + self.max_age)
-        self._entries[key] = (subject_of(access), until)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
-        return subject_of(access)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -269,111 +241,68 @@ class _HttpRateLimit:
     def __init__(self, app: ASGIApp, limiter: RateLimiter, verifier: TokenVerifier | None) -> None:
         self.app = app
         self.limiter = limiter
-        self.subjects = None if verifier is None else SubjectCache(verifier)
-        self.max_body = limiter.settings.max_body_bytes
+        self.verifier = verifier
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if scope["type"] != "http" or path in EXEMPT_PATHS or path.startswith(WELL_KNOWN):
             await self.app(scope, receive, send)
             return
+        payload = scope.get(MESSAGE, UNREADABLE)
         subject = await self._subject(scope)
-        if subject is None:  # no valid token: untouched, the SDK answers 401
+        if subject is None:  # no valid token: a bucket per client address, then the SDK answers 401
+            client = scope.get("client")
+            subject = f"{ANONYMOUS_PREFIX}{client[0] if client else 'unknown'}"
+        elif not self._charged(scope, payload):
             await self.app(scope, receive, send)
             return
-        charge, request_id, receive = await self._inspect(scope, receive)
-        if charge:
-            wait = self.limiter.acquire(subject)
-            if wait:
-                seconds = retry_seconds(wait)
-                log.info("rate limited", extra={"subject": subject, "method": "http", "retry_after": seconds})
-                await _too_many(send, seconds, request_id)
-                return
+        wait = self.limiter.acquire(subject)
+        if wait:
+            seconds = retry_seconds(wait)
+            _log_refusal(subject, "http", seconds)
+            await json_rpc_error(
+                send,
+                429,
+                RATE_LIMITED,
+                retry_message(seconds),
+                request_id(payload),
+                data={"retryAfter": seconds},
+                **{"Retry-After": str(seconds)},
+            )
+            return
+        if not subject.startswith(ANONYMOUS_PREFIX):
             scope[CHARGED] = True
         await self.app(scope, receive, send)
 
     async def _subject(self, scope: Scope) -> str | None:
-        if self.subjects is None:
+        """The validated token's subject (`local` without auth), or None: the verifier is the SDK's, so a token is
+        verified once per request (see token_cache)."""
+        if self.verifier is None:
             return LOCAL_SUBJECT
         token = _bearer(scope)
-        return None if token is None else await self.subjects.subject(token)
-
-    async def _inspect(self, scope: Scope, receive: Receive) -> tuple[bool, Any, Receive]:
-        """Whether to charge here, the JSON-RPC id for a refusal, and the `receive` the app must use."""
-        if scope.get("method") != "POST":
-            return True, None, receive
-        header = _header(scope, b"mcp-method")
-        if header is not None:
-            return not _free(header, not header.startswith("notifications/")), None, receive
-        length = _header(scope, b"content-length")
-        if length is not None and length.strip().isdigit() and int(length) > self.max_body:
-            return True, None, receive
-        messages, body, complete = await _read_body(receive, self.max_body)
-        replay = _replaying(messages, receive)
-        if not complete:
-            return True, None, replay
+        if token is None:
+            return None
         try:
-            payload = json.loads(body)
-        except (ValueError, RecursionError):  # not JSON (or not UTF-8), or nested too deep to parse
-            return True, None, replay
-        if not isinstance(payload, dict):
-            return True, None, replay
-        request_id = payload.get("id")
-        is_request = "method" in payload and "id" in payload
+            access = await self.verifier.verify_token(token)
+        except Exception as exc:  # the SDK's own authentication will meet (and answer) the same failure
+            log.warning("token verification failed", extra={"error": type(exc).__name__})
+            return None
+        if access is None or (access.expires_at is not None and access.expires_at < time.time()):
+            return None
+        return subject_of(access)
+
+    @staticmethod
+    def _charged(scope: Scope, payload: Any) -> bool:
+        """Whether this request costs a token here: anything but a tool call (the MCP layer charges those), a
+        free message, a notification or a response."""
+        if scope.get("method") != "POST" or not isinstance(payload, dict):
+            return True
         if "method" not in payload:  # a JSON-RPC response
-            return False, None, replay
-        return not _free(payload.get("method"), is_request), request_id, replay
-
-
-async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes, bool]:
-    """The request's messages as received (at most a little over `limit` bytes), the body, and whether it is all.
-
-    Stops at a disconnect too: the app then receives the same messages and sees the disconnect itself.
-    """
-    messages: list[Message] = []
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request":
-            return messages, b"", False
-        chunk = message.get("body", b"")
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return messages, b"", False
-        if not message.get("more_body", False):
-            return messages, b"".join(chunks), True
-
-
-def _replaying(messages: list[Message], receive: Receive) -> Receive:
-    """A `receive` that hands the app the messages already read, in order, then reads on."""
-    pending = list(messages)
-
-    async def replay() -> Message:
-        if pending:
-            return pending.pop(0)
-        return await receive()
-
-    return replay
-
-
-async def _too_many(send: Send, seconds: int, request_id: Any) -> None:
-    """HTTP 429 with `Retry-After` and a JSON-RPC error body."""
-    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
-        request_id = None
-    error = {"code": RATE_LIMITED, "message": retry_message(seconds), "data": {"retryAfter": seconds}}
-    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}, ensure_ascii=False).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"retry-after", str(seconds).encode()),
-    ]
-    await send({"type": "http.response.start", "status": 429, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+            return False
+        return not _free(payload.get("method"), "id" in payload)
 
 
 def wrap_http(app: ASGIApp, limiter: RateLimiter, verifier: TokenVerifier | None) -> ASGIApp:
-    """The HTTP layer: any other request over the limit gets 429 with Retry-After."""
+    """The HTTP layer (behind `routing_headers.RoutingHeaderCheck`, which reads the body): any other request over
+    the limit, and any request without a valid token over its client address's limit, gets 429 with Retry-After."""
     return _HttpRateLimit(app, limiter, verifier)

@@ -20,6 +20,7 @@ from mcp_asrama.config import is_loopback
 from mcp_asrama.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
 from mcp_asrama.server import ratelimit
 from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.routing_headers import RoutingHeaderCheck
 from mcp_asrama.server.settings import ServerSettings
 
 log = logging.getLogger(__name__)
@@ -149,7 +150,7 @@ class HealthOrLimit:
 
 def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
     """The stateless Streamable HTTP app at /mcp (JSON responses) behind the Host/Origin gate (health checks
-    answer any Host), the health routes and body limit, then the rate limiter.
+    answer any Host), the health routes and body limit, the routing-header check, then the rate limiter.
 
     With ASRAMA_AUTH=jwt the SDK requires a valid bearer token on /mcp (401 with `WWW-Authenticate` naming the
     Protected Resource Metadata, 403 `insufficient_scope`) and serves that metadata at the RFC 9728 path.
@@ -165,5 +166,6 @@ def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
     )
     # The gate first: a request it refuses (foreign Origin, wrong Host, oversize) never costs anyone's rate.
     limited = ratelimit.wrap_http(mcp, server.limiter, server.verifier)
-    inner = HealthOrLimit(limited, Readiness(settings), settings.max_body_bytes)
+    checked = RoutingHeaderCheck(limited, settings.max_body_bytes)
+    inner = HealthOrLimit(checked, Readiness(settings), settings.max_body_bytes)
     return HostOriginGate(inner, http_policy(settings), host_exempt=HEALTH_PATHS)

@@ -1,12 +1,15 @@
-# One command runs the product, one runs the tests; each prepares .venv itself.
+# One command runs the product, one runs the tests; each prepares .venv itself: `make run` installs only what the
+# product needs, `make test` adds the dev tools (linters, pytest, Node for the Inspector) and PostgreSQL's driver.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+STAMP  := $(VENV)/.installed-dev
+RUNTIME := $(VENV)/.installed-run
+PIP    := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
 .PHONY: run test lint bench install clean
 
-run: $(STAMP)
+run: $(RUNTIME)
 	$(BIN)/mcp-asrama demo
 
 test: $(STAMP) lint
@@ -27,10 +30,13 @@ $(BIN)/python:
 		{ echo "Python 3.11+ is required (set PYTHON=/path/to/python3.11)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	$(PIP) install -e .
 	@touch $@
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(PIP) install -e '.[dev,postgres]'
+	@touch $@ $(RUNTIME)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

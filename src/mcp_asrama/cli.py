@@ -142,26 +142,37 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """Check an audit file's hash chain, or list who received a student's data."""
+    """Check an audit file's chain (with its key, against anchors), or list who received a student's data."""
     import json
+    from functools import cache
 
     from mcp_asrama.server import audit_check
+    from mcp_asrama.server.audit_seal import load_key
     from mcp_asrama.server.settings import ServerSettings
 
-    path = Path(args.file) if args.file else ServerSettings().audit_log
+    settings = cache(ServerSettings)  # read only for a default the flags leave open
+    path = Path(args.file) if args.file else settings().audit_log
     if path is None:
         print("audit: give the audit file, or set ASRAMA_AUDIT_LOG", file=sys.stderr)
         return 2
     if not path.is_file():
         print(f"audit: {path} does not exist", file=sys.stderr)
         return 2
-    if args.audit_command == "verify":
-        intact, verdict = audit_check.verify(path)
-        print(verdict, file=sys.stdout if intact else sys.stderr)
-        return 0 if intact else 1
-    for entry in audit_check.who_saw(path, args.id_anak):
-        print(json.dumps(entry, ensure_ascii=False))
-    return 0
+    if args.audit_command == "who-saw":
+        for entry in audit_check.who_saw(path, args.id_anak):
+            print(json.dumps(entry, ensure_ascii=False))
+        return 0
+    key_file = Path(args.key) if args.key else settings().audit_key
+    try:
+        head = audit_check.Anchor.parse(args.expect_head, head=True) if args.expect_head else None
+        since = [audit_check.Anchor.parse(anchor) for anchor in args.since]
+        key = load_key(key_file) if key_file else None
+    except ValueError as exc:  # an anchor that is not SEQ:HASH, an unusable key file
+        print(f"audit: {exc}", file=sys.stderr)
+        return 2
+    intact, verdict = audit_check.verify(path, key=key, expect_head=head, since=since)
+    print(verdict, file=sys.stdout if intact else sys.stderr)
+    return 0 if intact else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -233,8 +244,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     audit = commands.add_parser("audit", help="check the disclosure audit log, or see who received a student's data")
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
-    verify = audit_commands.add_parser("verify", help="check the hash chain; names the first broken line")
+    verify = audit_commands.add_parser("verify", help="check the chain and its anchors; names the first break")
     verify.add_argument("file", nargs="?", help="audit file (default ASRAMA_AUDIT_LOG)")
+    verify.add_argument("--key", metavar="FILE", help="the key of a keyed (HMAC) log (default ASRAMA_AUDIT_KEY)")
+    verify.add_argument(
+        "--expect-head", metavar="SEQ:HASH", help="a head kept earlier: it must still be the last entry"
+    )
+    verify.add_argument(
+        "--since", metavar="SEQ:HASH", action="append", default=[], help="an entry kept earlier must still be there"
+    )
     who = audit_commands.add_parser("who-saw", help="who received a student's data, and when (JSON lines)")
     who.add_argument("id_anak")
     who.add_argument("file", nargs="?", help="audit file (default ASRAMA_AUDIT_LOG)")

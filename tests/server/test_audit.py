@@ -233,7 +233,7 @@ async def test_chain_verifies_and_a_restart_continues_it(service_app: FastAPI, l
     assert [e["prev"] for e in logged[1:]] == [e["hash"] for e in logged[:-1]]
     intact, verdict = audit_check.verify(log_path)
     assert intact, verdict
-    assert verdict == f"intact: 6 entries, chain unbroken from genesis to entry #6 (head hash {logged[-1]['hash']})"
+    assert verdict == f"intact: 6 entries, chain unbroken from genesis to entry #6; head 6:{logged[-1]['hash']}"
 
 
 async def test_concurrent_requests_are_serialized_into_one_chain(service_app: FastAPI, log_path: Path) -> None:

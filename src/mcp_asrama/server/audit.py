@@ -22,8 +22,10 @@ itself). A successful answer discloses
 A failed request (an error, a tool error, a cancellation) discloses no one. The file holds search terms (possibly
 a child's name): keep it like the data (created 0600).
 
-The file is written by `audit_log` (append-only, fsync'd, each line sealed and chained to the one before: see
-`audit_seal`) and read back by `audit_check` (`verify`, `who_saw`).
+The file is written by `audit_log` (append-only, fsync'd, each line sealed — SHA-256, or HMAC-SHA256 under the
+school's key, `ASRAMA_AUDIT_KEY` — and chained to the one before: see `audit_seal`) and read back by
+`audit_check` (`verify` with its anchors, `who_saw`). A key file shorter than 32 bytes or open to group or others,
+or a log sealed otherwise than configured (keyed vs unkeyed, another key), is refused when the server starts.
 
 If the log cannot be written, requests that may carry children's data (the disclosing methods above, or any
 result that disclosed an id) fail closed — a tool error, or JSON-RPC `-32603`, nothing disclosed — and the cause
@@ -38,7 +40,6 @@ import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -51,6 +52,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.server.access import LOCAL_SUBJECT
 from mcp_asrama.server.audit_log import AuditLog, utc_now
+from mcp_asrama.server.audit_seal import load_key
 from mcp_asrama.server.settings import ServerSettings
 
 log = logging.getLogger(__name__)
@@ -244,8 +246,8 @@ def _withheld(method: str, result: Mapping[str, Any]) -> dict[str, Any]:
 class Auditor:
     """The MCP middleware: times each audited request, gathers whom it disclosed, writes its line, then answers."""
 
-    def __init__(self, path: Path) -> None:
-        self.log = AuditLog(path)
+    def __init__(self, log: AuditLog) -> None:
+        self.log = log
 
     async def _record(self, fields: dict[str, Any]) -> bool:
         try:
@@ -298,5 +300,12 @@ class Auditor:
 
 
 def middleware(settings: ServerSettings) -> list[ServerMiddleware[Any]]:
-    """The MCP middleware that records each request (none while ASRAMA_AUDIT_LOG is unset)."""
-    return [] if settings.audit_log is None else [Auditor(settings.audit_log)]
+    """The MCP middleware that records each audited request (none while ASRAMA_AUDIT_LOG is unset).
+
+    Raises AuditConfigError for an unusable ASRAMA_AUDIT_KEY, or a log sealed otherwise than configured.
+    """
+    if settings.audit_log is None:
+        return []
+    writer = AuditLog(settings.audit_log, key=None if settings.audit_key is None else load_key(settings.audit_key))
+    writer.refuse_mixing()
+    return [Auditor(writer)]

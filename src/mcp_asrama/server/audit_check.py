@@ -1,11 +1,49 @@
-"""Reading the disclosure audit: `verify` the hash chain, and `who_saw` a student's data (see `audit`)."""
+"""Reading the disclosure audit: `verify` the chain (with the key, and against anchors kept elsewhere), and
+`who_saw` a student's data (see `audit`, `audit_seal`).
+
+An anchor is an entry's number and seal, `SEQ:HASH`, as `verify` prints the head: copied at a known point (daily,
+when rotating) to another machine or to paper. `--since SEQ:HASH` checks that the entry still exists with that seal
+(the log may have grown since); `--expect-head` that it is still the last one.
+"""
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mcp_asrama.server.audit_seal import GENESIS, sha256_hex, unseal
+
+_ANCHOR = re.compile(r"(?:([1-9]\d{0,17}):)?([0-9a-f]{64})")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Entry #`seq` (any entry, for a head given as a hash alone) has the seal `digest`."""
+
+    seq: int | None
+    digest: str
+
+    @classmethod
+    def parse(cls, text: str, *, head: bool = False) -> "Anchor":
+        """`SEQ:HASH` (a head may be the `HASH` alone); ValueError otherwise."""
+        match = _ANCHOR.fullmatch(text.strip().lower())
+        if match is None or (match.group(1) is None and not head):
+            raise ValueError(f"{text!r} is not an anchor: give SEQ:HASH as audit verify prints the head")
+        return cls(int(match.group(1)) if match.group(1) else None, match.group(2))
+
+
+@dataclass
+class _Chain:
+    """What a walk along the file found: the first problem, or the head, and the seals the anchors ask about."""
+
+    problem: str = ""
+    last: int = 0
+    head: str = GENESIS
+    notes: list[str] = field(default_factory=list)
+    seals: dict[int, str] = field(default_factory=dict)  # seq -> seal, for the anchored entries only
+    found: int | None = None  # the first entry whose seal is the expected head's
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
@@ -26,46 +64,110 @@ def _chain_break(number: int, expected: int, seq: Any) -> str:
     return f"line {number}: the chain breaks: its prev is not {where}; expected entry #{expected}, found #{seq}: {hint}"
 
 
-def verify(path: Path) -> tuple[bool, str]:
-    """Check the hash chain of an audit file: (intact, a one-line verdict naming the first broken line)."""
-    prev, expected, count, notes = GENESIS, 1, 0, []
+def _walk(path: Path, key: bytes | None, wanted: set[int], head: str | None) -> _Chain:
+    """Follow the chain from genesis; stop at the first line that breaks it."""
+    chain = _Chain()
     bad: tuple[int, str] | None = None  # an invalid line, acceptable only if a torn_tail entry follows it
     last_raw = b""
     for number, raw, terminated in _lines(path):
         if not terminated:
             if bad is not None:
                 break
-            return False, (
+            chain.problem = (
                 f"line {number}: torn: the file ends mid-line (an interrupted write, or a truncation); "
                 "the server marks it when it next writes"
             )
-        entry, problem = unseal(raw)
+            return chain
+        entry, digest, problem = unseal(raw, key)
         if entry is not None and entry.get("event") == "torn_tail":
             torn = entry.get("torn")
-            digest = sha256_hex(last_raw)
-            if number == 1 or entry.get("prev") != digest or not isinstance(torn, dict) or torn.get("sha256") != digest:
+            acknowledged = sha256_hex(last_raw)
+            if (
+                number == 1
+                or entry.get("prev") != acknowledged
+                or not isinstance(torn, dict)
+                or torn.get("sha256") != acknowledged
+            ):
                 if bad is not None:
                     break
-                return False, f"line {number}: a torn_tail entry that does not match the line before it"
-            notes.append(f"line {number - 1} is an interrupted write (crash), acknowledged by line {number}")
+                chain.problem = f"line {number}: a torn_tail entry that does not match the line before it"
+                return chain
+            chain.notes.append(f"line {number - 1} is an interrupted write (crash), acknowledged by line {number}")
             bad = None
         elif bad is not None:
             break
         elif entry is None:
             bad = (number, problem)
-        elif entry.get("prev") != prev:
-            return False, _chain_break(number, expected, entry.get("seq"))
+        elif entry.get("prev") != chain.head:
+            chain.problem = _chain_break(number, chain.last + 1, entry.get("seq"))
+            return chain
         if entry is not None and bad is None:
-            if entry.get("seq") != expected:
-                return False, f"line {number}: entry #{entry.get('seq')} where #{expected} was expected (edited?)"
-            prev, expected, count = str(entry["hash"]), expected + 1, count + 1
+            if entry.get("seq") != chain.last + 1:
+                chain.problem = (
+                    f"line {number}: entry #{entry.get('seq')} where #{chain.last + 1} was expected (edited?)"
+                )
+                return chain
+            chain.last, chain.head = chain.last + 1, digest
+            if chain.last in wanted:
+                chain.seals[chain.last] = digest
+            if digest == head and chain.found is None:
+                chain.found = chain.last
         last_raw = raw
     if bad is not None:
-        return False, f"line {bad[0]}: {bad[1]}"
-    if count == 0:
+        chain.problem = f"line {bad[0]}: {bad[1]}"
+    return chain
+
+
+def _missing(seq: int, last: int) -> str:
+    return f"entry #{seq} is missing: " + (f"the log was cut after #{last}" if last else "the log is empty")
+
+
+def _unanchored(chain: _Chain, expect_head: Anchor | None, pinned: Sequence[tuple[int, str]]) -> str:
+    """Why the anchors do not hold, or '' when they do."""
+    for seq, digest in pinned:
+        if seq > chain.last:
+            return _missing(seq, chain.last)
+        if chain.seals[seq] != digest:
+            return f"entry #{seq} does not have the anchored hash: history rewritten"
+    if expect_head is None or (chain.head == expect_head.digest and expect_head.seq in (None, chain.last)):
+        return ""
+    if chain.found is not None and expect_head.seq in (None, chain.found):
+        return (
+            f"entry #{chain.found + 1} follows the expected head #{chain.found}: appended after it (forged, or "
+            "written since; anchor with --since)"
+        )
+    if expect_head.seq is None:
+        return f"the expected head is not in the log, which ends at #{chain.last}: cut, or history rewritten"
+    if expect_head.seq > chain.last:
+        return _missing(expect_head.seq, chain.last)
+    return f"entry #{expect_head.seq} does not have the expected head's hash: history rewritten"
+
+
+def verify(
+    path: Path, *, key: bytes | None = None, expect_head: Anchor | None = None, since: Sequence[Anchor] = ()
+) -> tuple[bool, str]:
+    """Check the chain of an audit file, sealed with `key` if given, and its anchors: (intact, a one-line verdict
+    naming the first broken line or the anchor that does not hold)."""
+    pinned = [(anchor.seq, anchor.digest) for anchor in since if anchor.seq is not None]
+    if len(pinned) < len(since):
+        raise ValueError("an anchor kept since needs its entry number (SEQ:HASH)")
+    wanted = {seq for seq, _ in pinned} | ({expect_head.seq} if expect_head and expect_head.seq else set())
+    chain = _walk(path, key, wanted, expect_head.digest if expect_head else None)
+    problem = chain.problem or _unanchored(chain, expect_head, pinned)
+    if problem:
+        return False, problem
+    if not chain.last:
         return True, "intact: empty, no entries yet"
-    verdict = f"intact: {count} entries, chain unbroken from genesis to entry #{expected - 1} (head hash {prev})"
-    return True, "; ".join([verdict, *notes])
+    sealed = " sealed with the key" if key is not None else ""
+    verdict = [
+        f"intact: {chain.last} entr{'y' if chain.last == 1 else 'ies'}{sealed}, chain unbroken from genesis to entry "
+        f"#{chain.last}; "
+        f"head {chain.last}:{chain.head}",
+        *chain.notes,
+        *(["it is the expected head"] if expect_head else []),
+        *(f"entry #{seq} is anchored" for seq, _ in pinned),
+    ]
+    return True, "; ".join(verdict)
 
 
 def who_saw(path: Path, id_anak: str) -> list[dict[str, Any]]:

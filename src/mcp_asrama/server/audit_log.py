@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mcp_asrama.server.audit_seal import GENESIS, seal, sha256_hex, unseal
+from mcp_asrama.server.audit_seal import GENESIS, HASH, HMAC, AuditConfigError, seal, seal_kind, sha256_hex, unseal
 
 log = logging.getLogger(__name__)
 
@@ -102,17 +102,49 @@ class FreeSpace:
 
 
 class AuditLog:
-    """The append-only, hash-chained file. `append` blocks (write + fsync): call it from a worker thread."""
+    """The append-only, hash-chained file, sealed with `key` when given (HMAC).
 
-    def __init__(self, path: Path, space: FreeSpace | None = None) -> None:
+    `append` blocks (write + fsync): call it from a worker thread.
+    """
+
+    def __init__(self, path: Path, key: bytes | None = None, space: FreeSpace | None = None) -> None:
         self.path = path
+        self.key = key
         self.space = space or FreeSpace()
         self._lock = threading.Lock()
         self._known: tuple[int, int, int] | None = None  # (device, inode, size) after our last write
         self._prev, self._seq = GENESIS, 0
 
+    def refuse_mixing(self) -> None:
+        """At start: refuse (AuditConfigError) a file whose tail is sealed otherwise than we would seal it."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except OSError:
+            return  # none yet (or unreadable: the first write reports it, and data fails closed)
+        try:
+            size = os.fstat(fd).st_size
+            sealed = [raw for _, raw, whole in _last_lines(fd, size) if whole and seal_kind(raw)] if size else []
+        finally:
+            os.close(fd)
+        if not sealed:
+            return
+        where = f"ASRAMA_AUDIT_LOG {self.path}"
+        fresh = (
+            f"Start a new file: move {self.path} aside (keep its head: mcp-asrama audit verify {self.path}), "
+            "then start again"
+        )
+        keyed = seal_kind(sealed[-1]) == HMAC
+        if keyed != (self.key is not None):
+            raise AuditConfigError(
+                f"{where} holds entries sealed {'with' if keyed else 'without'} a key, but ASRAMA_AUDIT_KEY is "
+                f"{'not ' if keyed else ''}set: a log never mixes both. {fresh}"
+            )
+        if self.key is not None and all(unseal(raw, self.key).entry is None for raw in sealed):
+            # (One edited line among them would not stop us: `audit verify` names it, as without a key.)
+            raise AuditConfigError(f"{where}: its last entries do not match ASRAMA_AUDIT_KEY: another key? {fresh}")
+
     def append(self, fields: Mapping[str, Any]) -> dict[str, Any]:
-        """Chain and write one entry; returns it with `seq`, `prev` and `hash`. Raises OSError on failure."""
+        """Chain and write one entry; returns it with `seq`, `prev` and its seal. Raises OSError on failure."""
         with self._lock:
             flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
             fd = os.open(self.path, flags, 0o600)
@@ -131,7 +163,7 @@ class AuditLog:
 
     def _write(self, fd: int, fields: Mapping[str, Any], prefix: bytes = b"") -> dict[str, Any]:
         entry = {**fields, "prev": self._prev}
-        line, digest = seal(entry)
+        line, digest = seal(entry, self.key)
         data = prefix + line + b"\n"
         if os.write(fd, data) != len(data):
             raise OSError("short write to the audit log")
@@ -139,7 +171,7 @@ class AuditLog:
         stat = os.fstat(fd)
         self._known = (stat.st_dev, stat.st_ino, stat.st_size)
         self._prev, self._seq = digest, int(entry["seq"])
-        return {**entry, "hash": digest}
+        return {**entry, HASH if self.key is None else HMAC: digest}
 
     def _resync(self, fd: int, stat: os.stat_result) -> None:
         """Continue the chain from the file's last line (another writer, a restart, a rotation)."""
@@ -147,20 +179,20 @@ class AuditLog:
             log.warning("audit log shrank since our last write", extra={"path": str(self.path)})
         self._prev, self._seq = GENESIS, 0
         lines = _last_lines(fd, stat.st_size) if stat.st_size else []
-        entries = [unseal(raw)[0] if raw else None for _, raw, _ in lines]
-        for entry in entries:
+        opened = [unseal(raw, self.key) for _, raw, _ in lines]
+        for entry, _, _ in opened:
             if entry is not None and isinstance(entry.get("seq"), int):
                 self._seq = entry["seq"]
         if not lines:
             return
-        (offset, raw, terminated), last_entry = lines[-1], entries[-1]
+        (offset, raw, terminated), last = lines[-1], opened[-1]
         if not terminated:
             log.warning("audit log ends mid-line (interrupted write): marking it", extra={"path": str(self.path)})
             self._prev = sha256_hex(raw)
             torn = {"offset": offset, "bytes": len(raw), "sha256": self._prev}
             self._write(fd, {"seq": self._seq + 1, "time": utc_now(), "event": "torn_tail", "torn": torn}, b"\n")
-        elif last_entry is None:
+        elif last.entry is None:
             log.error("audit log's last line is not a valid entry; `audit verify` will name it")
             self._prev = sha256_hex(raw)
         else:
-            self._prev = str(last_entry["hash"])
+            self._prev = last.digest

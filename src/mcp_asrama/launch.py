@@ -5,14 +5,14 @@ import sys
 from datetime import date
 
 import anyio
-import uvicorn
 from fastapi import FastAPI
 
+from mcp_asrama import serving
 from mcp_asrama.config import TOKEN_FILE, ServiceSettings, data_dir
 from mcp_asrama.server.app import build_server
-from mcp_asrama.server.run import check_bind, serve_together
+from mcp_asrama.server.run import check_bind, http_server
 from mcp_asrama.server.settings import ServerSettings
-from mcp_asrama.server.transport import MCP_PATH, http_app
+from mcp_asrama.server.transport import MCP_PATH
 from mcp_asrama.service.app import create_app
 from mcp_asrama.service.db import describe
 from mcp_asrama.service.demo import seed_demo
@@ -40,7 +40,7 @@ def prepare_service(settings: ServiceSettings, demo: bool) -> FastAPI:
 def run_service(settings: ServiceSettings, demo: bool) -> None:
     """Serve the data service until interrupted."""
     app = prepare_service(settings, demo)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None)
+    serving.run(serving.make_server(app, settings.host, settings.port, settings))
 
 
 def connect_help(service_url: str, mcp_url: str) -> str:
@@ -72,7 +72,7 @@ def run_demo(service: ServiceSettings, server: ServerSettings) -> None:
     # uvicorn hands Ctrl+C on once both servers have shut down cleanly: that is the normal way to stop.
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(
-            serve_together,
-            (app, service.host, service.port),
-            (http_app(mcp, server), server.mcp_host, server.mcp_port),
+            serving.serve,
+            serving.make_server(app, service.host, service.port, service),
+            http_server(mcp, server),
         )

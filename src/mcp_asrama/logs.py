@@ -1,10 +1,22 @@
-"""Structured logging: one JSON object per line, always on stderr (stdout belongs to the stdio protocol)."""
+"""Structured logging: one JSON object per line, always on stderr (stdout belongs to the stdio protocol).
+
+No child's name in any line, at any level: requests are logged by route template (`AccessLog`), the MCP SDK's
+records by resource URI template (`RedactMcpRecords`), and the loggers that print request URLs or payloads are
+kept quiet.
+"""
 
 import json
 import logging
+import re
 import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _STANDARD_ATTRS = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
     "message",
@@ -29,33 +41,176 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
-QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
+# The HTTP clients log every request URL (a search URL holds a child's name); sse_starlette logs each event's
+# payload at DEBUG.
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "sse_starlette")
+SDK_LOGGER = "mcp"
+UNLISTED_URI = "<unlisted uri>"
+UNMATCHED_ROUTE = "<unmatched route>"
+_URI_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_EXPRESSION = re.compile(r"\{[^{}]*\}")
 
 
-class DropQueryString(logging.Filter):
-    """uvicorn's access log line without the query string: `/anak?nama=…` would log a child's name."""
+@dataclass(frozen=True)
+class UriTemplate:
+    """A resource URI or URI template (`asrama://anak/{id_anak}`) and the concrete URIs it stands for."""
+
+    text: str
+    names: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def of(cls, text: str) -> "UriTemplate":
+        literals = (re.escape(part) for part in _EXPRESSION.split(text))
+        return cls(text, tuple(_EXPRESSION.findall(text)), re.compile("([^/?#]+)".join(literals)))
+
+    def stand_ins(self, uri: str) -> dict[str, str] | None:
+        """What the log shows for `uri` and for each value in it (raw and percent-decoded), or None if not ours."""
+        match = self.pattern.fullmatch(uri)
+        if match is None:
+            return None
+        shown = {uri: self.text}
+        for name, value in zip(self.names, match.groups(), strict=True):
+            shown[value] = shown[unquote(value)] = name
+        return shown
+
+
+class _Verbatim(str):
+    """A stand-in that `%r` shows as it is."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _scrub(value: object, shown: Mapping[str, str]) -> object:
+    """A record argument with every concrete URI and value replaced in one pass; objects (frames, exceptions,
+    payloads) by their type's name."""
+    if value is None or isinstance(value, int | float):
+        return value
+    if not isinstance(value, str):
+        return _Verbatim(f"<{type(value).__name__}>")
+    concrete = sorted((key for key in shown if key), key=len, reverse=True)
+    if not concrete:
+        return value
+    return re.sub("|".join(map(re.escape, concrete)), lambda m: shown[m.group()], value)
+
+
+class RedactMcpRecords(logging.Filter):
+    """A handler filter: the MCP SDK's records show resource URIs as their templates and payloads as type names.
+
+    The SDK logs a failed read at INFO (`Resource 'asrama://anak/Prayoga Lestari' failed: 'Unknown resource: …'`),
+    every lookup's URI in an `uri` field at DEBUG, and frames and exceptions with `%r` at DEBUG. A URI none of
+    `templates` matches shows as a placeholder: naming the templates (`name_uri_templates`) is for readability only.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.templates: tuple[UriTemplate, ...] = ()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
-            record.args = (*args[:2], args[2].split("?", 1)[0], *args[3:])
+        if record.name != SDK_LOGGER and not record.name.startswith(SDK_LOGGER + "."):
+            return True
+        args = record.args if isinstance(record.args, tuple) else ()
+        uri = record.__dict__.get("uri")
+        shown: dict[str, str] = {}
+        for value in (*args, uri):
+            if isinstance(value, str) and _URI_START.match(value):
+                shown.update(self._stand_ins(value))
+        if isinstance(uri, str):
+            record.__dict__["uri"] = _scrub(uri, shown)
+        if args:
+            record.args = tuple(_scrub(arg, shown) for arg in args)
         return True
+
+    def _stand_ins(self, uri: str) -> dict[str, str]:
+        for template in self.templates:
+            shown = template.stand_ins(uri)
+            if shown is not None:
+                return shown
+        return {uri: UNLISTED_URI}
+
+
+def name_uri_templates(uris: Iterable[str]) -> None:
+    """Let the MCP SDK's records show these resource URIs and URI templates (any other URI shows as a placeholder)."""
+    templates = tuple(UriTemplate.of(uri) for uri in uris)
+    for handler in logging.getLogger().handlers:
+        for found in handler.filters:
+            if isinstance(found, RedactMcpRecords):
+                found.templates = templates
+
+
+access_log = logging.getLogger("mcp_asrama.access")
+
+
+class AccessLog:
+    """Pure ASGI middleware: one line per HTTP request once it is answered (method, route template, status,
+    duration), never the path's values or a query string.
+
+    uvicorn's access line holds the raw path (`/anak/PrayogaLestari`); Starlette and FastAPI leave the matched route
+    in `scope["route"]`, whose `path` is the template (`/anak/{id_anak}`). Without a route: the path if it is one
+    of `plain_paths` (answered before any router, and holding no values), else a placeholder.
+    """
+
+    def __init__(self, app: ASGIApp, plain_paths: Iterable[str] = ()) -> None:
+        self.app = app
+        self.plain_paths = frozenset(plain_paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 0
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        started = time.perf_counter()
+        try:
+            await self.app(scope, receive, sending)
+        except Exception:
+            status = status or 500
+            raise
+        finally:
+            route = self.route(scope)
+            access_log.info(
+                "%s %s %s",
+                scope["method"],
+                route,
+                status or "-",
+                extra={
+                    "method": scope["method"],
+                    "route": route,
+                    "status": status or None,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                },
+            )
+
+    def route(self, scope: Scope) -> str:
+        """The matched route's template, a plain path, or the placeholder."""
+        template = getattr(scope.get("route"), "path", None)
+        if isinstance(template, str):
+            return template
+        return scope["path"] if scope["path"] in self.plain_paths else UNMATCHED_ROUTE
 
 
 def configure_logging(level: str = "INFO") -> None:
-    """Send every logger (uvicorn's included) to stderr as JSON lines."""
+    """Send every logger (uvicorn's included) to stderr as JSON lines, without children's names."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
+    handler.addFilter(RedactMcpRecords())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+    for name in ("uvicorn", "uvicorn.error"):
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.propagate = True
+    # uvicorn's access line holds the raw path: AccessLog logs requests by route template instead.
     access = logging.getLogger("uvicorn.access")
-    if not any(isinstance(f, DropQueryString) for f in access.filters):
-        access.addFilter(DropQueryString())
-    # The HTTP clients log every request URL at INFO: a search URL holds a child's name. Never log those.
+    access.handlers.clear()
+    access.propagate = False
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)

@@ -1,15 +1,16 @@
 """Starting the MCP server: over stdio, over HTTP, or beside the data service for the demo."""
 
 import logging
-from typing import Any
 
 import anyio
 import uvicorn
 
+from mcp_asrama import logs, serving
 from mcp_asrama.config import is_loopback
 from mcp_asrama.server.app import build_server
+from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.settings import ServerSettings
-from mcp_asrama.server.transport import MCP_PATH, http_app, serve_stdio
+from mcp_asrama.server.transport import HEALTH_PATHS, MCP_PATH, http_app, serve_stdio
 
 log = logging.getLogger(__name__)
 
@@ -28,24 +29,34 @@ def check_bind(settings: ServerSettings) -> None:
         )
 
 
+def name_resources_in_logs(server: AsramaServer) -> None:
+    """The SDK's log records show the server's resource URIs and URI templates, never a concrete URI's values."""
+
+    async def listed() -> list[str]:
+        static = [str(resource.uri) for resource in await server.list_resources()]
+        return static + [template.uri_template for template in await server.list_resource_templates()]
+
+    logs.name_uri_templates(anyio.run(listed))
+
+
+def http_server(server: AsramaServer, settings: ServerSettings) -> uvicorn.Server:
+    """The Streamable HTTP app under uvicorn with the connection limits of `settings`."""
+    name_resources_in_logs(server)
+    app = http_app(server, settings)
+    return serving.make_server(app, settings.mcp_host, settings.mcp_port, settings, plain_paths=HEALTH_PATHS)
+
+
 def serve(settings: ServerSettings) -> None:
     """Serve until stdin closes (stdio) or until interrupted (HTTP)."""
     check_bind(settings)
     server = build_server(settings)
     log.info("mcp server starting", extra={"transport": settings.transport, "api_url": settings.base_url})
     if settings.transport == "stdio":
+        name_resources_in_logs(server)
         anyio.run(serve_stdio, server)
         return
     log.info(
         "mcp endpoint",
         extra={"url": f"http://{settings.mcp_host}:{settings.mcp_port}{MCP_PATH}", "auth": settings.auth},
     )
-    uvicorn.run(http_app(server, settings), host=settings.mcp_host, port=settings.mcp_port, log_config=None)
-
-
-async def serve_together(*apps: tuple[Any, str, int]) -> None:
-    """Run several ASGI apps on their own ports in one event loop, until interrupted."""
-    servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None)) for app, host, port in apps]
-    async with anyio.create_task_group() as tasks:
-        for server in servers:
-            tasks.start_soon(server.serve)
+    serving.run(http_server(server, settings))

@@ -1,0 +1,198 @@
+"""Serving ASGI apps with uvicorn under connection limits: a client has `header_timeout` seconds from connecting
+(on a kept-alive connection: from the next request's first byte) to the end of its headers, then `body_timeout`
+seconds to the end of its body; a server holds at most `max_connections` connections, answering those beyond with
+a quick 503; failed `accept()` calls are counted into one line per interval, not each logged with a traceback.
+
+uvicorn (0.54) has no hook for this: it has no header or body timeout (`timeout_keep_alive` only covers the idle
+time after a response, and the next request's first byte cancels it), and `limit_concurrency` answers 503 only
+once a request's headers are complete, so connections that never complete them are never refused. This module
+therefore subclasses uvicorn's h11 protocol and relies on these internals of
+`uvicorn.protocols.http.h11_impl.H11Protocol`: the asyncio callbacks `connection_made`, `data_received` and
+`connection_lost`; `on_response_complete` (called at the end of each response, where the next request begins);
+`self.conn` (the `h11.Connection`: `their_state` is IDLE while the client sends headers, SEND_BODY while it sends a
+body); `self.transport`, `self.loop`; and `self.connections` (the server's set of open connections,
+`ServerState.connections`, to which `connection_made` adds). Once the transport is closed, uvicorn ends the
+request's `receive()` with `http.disconnect`, so an app waiting for the body (the body-size limit's and the rate
+limiter's own reads included) stops waiting. The h11 protocol is forced: "auto" would pick httptools, which is not
+a dependency. uvicorn's own limits stay at their defaults: 5 s keep-alive, at most 16 KiB of headers (h11).
+"""
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import anyio
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
+
+from mcp_asrama.config import ConnectionLimits
+from mcp_asrama.logs import AccessLog
+
+log = logging.getLogger(__name__)
+
+LOG_INTERVAL = 10.0  # seconds: at most one line per interval about each kind of refused or cut connection
+# What asyncio reports through the loop's exception handler, with a traceback, each time accept() fails for want
+# of file descriptors or memory (asyncio/selector_events.py `_accept_connection`): it tries again for every slot of
+# the backlog (2048), every second, and schedules a retry (`_start_serving`) for each failure; retries that run
+# after the listening socket was closed (at shutdown) fail with the second message.
+ACCEPT_FAILED = "socket.accept() out of system resource"
+RETRY_FAILED = "Exception in callback BaseSelectorEventLoop._start_serving("
+BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 19\r\n"
+    b"retry-after: 1\r\nconnection: close\r\n\r\nService Unavailable"
+)
+
+
+class Tally:
+    """One kind of event, logged at most once per `interval`: the first at once, the later ones as a count."""
+
+    def __init__(self, message: str, interval: float = LOG_INTERVAL, **fields: object) -> None:
+        self.message = message
+        self.interval = interval
+        self.fields = fields
+        self._count = 0
+        self._logged_at = -math.inf
+        self._flush: asyncio.TimerHandle | None = None
+
+    def note(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._count += 1
+        if self._flush is not None:
+            return
+        delay = self._logged_at + self.interval - time.monotonic()
+        if delay <= 0:
+            self._log()
+        else:
+            self._flush = loop.call_later(delay, self._log)
+
+    def _log(self) -> None:
+        log.warning(self.message, extra={**self.fields, "count": self._count, "interval_s": self.interval})
+        self._count = 0
+        self._logged_at = time.monotonic()
+        self._flush = None
+
+
+class LimitedConfig(uvicorn.Config):
+    """uvicorn's configuration with our limits, and the tallies of the connections they refuse or cut."""
+
+    def __init__(self, app: Any, host: str, port: int, limits: ConnectionLimits) -> None:
+        # uvicorn's access line holds the raw path (a child's name in /anak/{id_anak}): AccessLog logs instead.
+        # Neither app speaks WebSocket: an upgraded connection would leave the deadlines behind.
+        super().__init__(
+            app, host=host, port=port, http=LimitedH11Protocol, ws="none", log_config=None, access_log=False
+        )
+        self.limits = limits
+        self.refused = Tally("refused connections beyond max_connections (503)", max=limits.max_connections)
+        self.slow_headers = Tally("closed connections whose headers came too slowly", timeout=limits.header_timeout)
+        self.slow_bodies = Tally("closed connections whose body came too slowly", timeout=limits.body_timeout)
+
+
+class LimitedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline on the headers and on the body, and a cap on open connections."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        assert isinstance(config, LimitedConfig), "LimitedH11Protocol needs a LimitedConfig"
+        self.limited = config
+        self._phase: object = None  # h11.IDLE (headers), h11.SEND_BODY (body) or None (nothing timed)
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limited.limits.max_connections:
+            self.limited.refused.note(self.loop)
+            transport.write(BUSY)
+            transport.close()
+            return
+        self._time_phase()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._time_phase()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # Until the next request's first byte, uvicorn's keep-alive timer closes an idle connection.
+        self._time_phase(headers_begun=False)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_clock()
+        super().connection_lost(exc)
+
+    def _time_phase(self, headers_begun: bool = True) -> None:
+        """Start the clock when the client begins its headers or its body; stop it when it has sent them."""
+        state = self.conn.their_state
+        timed = (h11.IDLE, h11.SEND_BODY) if headers_begun else (h11.SEND_BODY,)
+        phase = state if state in timed and not self.transport.is_closing() else None
+        if phase is self._phase:
+            return
+        self._stop_clock()
+        self._phase = phase
+        limits = self.limited.limits
+        if phase is h11.IDLE:
+            self._deadline = self.loop.call_later(limits.header_timeout, self._cut, self.limited.slow_headers)
+        elif phase is h11.SEND_BODY:
+            self._deadline = self.loop.call_later(limits.body_timeout, self._cut, self.limited.slow_bodies)
+
+    def _stop_clock(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _cut(self, tally: Tally) -> None:
+        self._deadline = None
+        tally.note(self.loop)
+        self.transport.abort()
+
+
+def tally_accept_failures(loop: asyncio.AbstractEventLoop) -> None:
+    """Count failed accept() calls into one line per interval; hand every other error on as before."""
+    previous = loop.get_exception_handler()
+    failures = Tally("accept() failed: out of file descriptors or memory; new connections wait")
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        message = str(context.get("message", ""))
+        if message == ACCEPT_FAILED:
+            failures.fields["error"] = str(context.get("exception"))
+            failures.note(loop)
+        elif message.startswith(RETRY_FAILED):
+            failures.note(loop)
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+
+
+def make_server(
+    app: Any, host: str, port: int, limits: ConnectionLimits, *, plain_paths: Iterable[str] = ()
+) -> uvicorn.Server:
+    """A uvicorn server for `app` under `limits`, logging access by route template (`plain_paths`: paths without
+    values that may be logged as they are when no route matched)."""
+    return uvicorn.Server(LimitedConfig(AccessLog(app, plain_paths), host, port, limits))
+
+
+async def serve(*servers: uvicorn.Server) -> None:
+    """Run the servers in this event loop until they stop (Ctrl+C, SIGTERM, or `should_exit`)."""
+    tally_accept_failures(asyncio.get_running_loop())
+    async with anyio.create_task_group() as tasks:
+        for server in servers:
+            tasks.start_soon(server.serve)
+
+
+def run(*servers: uvicorn.Server) -> None:
+    """Serve until interrupted; Ctrl+C is the normal way to stop (as with `uvicorn.run`)."""
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(serve, *servers)

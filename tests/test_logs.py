@@ -1,6 +1,7 @@
 import io
 import json
 import logging
+import sys
 
 import httpx2
 import pytest
@@ -168,3 +169,44 @@ async def test_access_log_counts_an_app_crash_as_500(caplog: pytest.LogCaptureFi
     with pytest.raises(RuntimeError):
         await AccessLog(crash)({"type": "http", "method": "GET", "path": "/anak/Siti"}, None, None)  # type: ignore[arg-type]
     assert [r.getMessage() for r in caplog.records if r.name == "mcp_asrama.access"] == [f"GET {UNMATCHED_ROUTE} 500"]
+
+
+@pytest.mark.anyio
+async def test_refused_requests_are_counted_not_logged_one_by_one(caplog: pytest.LogCaptureFixture) -> None:
+    async def refuse(scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 429, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    logged = AccessLog(refuse)
+    caplog.set_level(logging.INFO, logger="mcp_asrama.access")
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=logged), base_url="http://t") as client:
+        for _ in range(100):
+            assert (await client.post("/mcp")).status_code == 429
+        assert len([r for r in caplog.records if r.name == "mcp_asrama.access"]) == 1
+        logged.refusals.interval = 0
+        await client.post("/mcp")
+    lines = [r for r in caplog.records if r.name == "mcp_asrama.access"]
+    assert [r.__dict__["refused"] for r in lines] == [
+        [{"method": "POST", "route": UNMATCHED_ROUTE, "status": 429, "count": 1}],
+        [{"method": "POST", "route": UNMATCHED_ROUTE, "status": 429, "count": 100}],
+    ]
+
+
+def test_an_exception_is_logged_by_type_and_frames_never_its_message() -> None:
+    names = ["Prayoga Lestari", "Siti Aminah"]  # data, as a request would bring it
+
+    def lookup(key: str, shown: str) -> None:
+        try:
+            {}[key]
+        except KeyError as exc:
+            raise ValueError(f"input_value={shown!r}") from exc
+
+    try:
+        lookup(*names)
+    except ValueError:
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "tool crashed", (), sys.exc_info())
+    entry = json.loads(JsonFormatter().format(record))
+    assert "builtins.ValueError" in entry["exception"] and "builtins.KeyError" in entry["exception"]
+    assert "in lookup" in entry["exception"]
+    for name in names:
+        assert name not in entry["exception"]

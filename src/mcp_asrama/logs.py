@@ -7,9 +7,11 @@ kept quiet.
 
 import json
 import logging
+import math
 import re
 import sys
 import time
+import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,9 +38,23 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
         }
         entry.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD_ATTRS})
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
+        if record.exc_info and record.exc_info[1] is not None:
+            entry["exception"] = where_it_failed(record.exc_info[1])
         return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def where_it_failed(exc: BaseException) -> str:
+    """A traceback without exception messages: the types and the frames (file, line, function, code) of the
+    exception and its causes. A message may quote data (a pydantic error's `input_value`, a KeyError's key)."""
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        frames = "".join(traceback.format_list(traceback.extract_tb(current.__traceback__)))
+        parts.append(f"{type(current).__module__}.{type(current).__qualname__} (message withheld)\n{frames}")
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return "\ncaused by ".join(parts)
 
 
 # The HTTP clients log every request URL (a search URL holds a child's name); sse_starlette logs each event's
@@ -140,11 +156,33 @@ def name_uri_templates(uris: Iterable[str]) -> None:
 
 
 access_log = logging.getLogger("mcp_asrama.access")
+# Answers of the doors (no token, wrong Origin, oversize, wrong Host, rate limited, too many connections): a flood
+# of them is counted, not logged line by line.
+REFUSALS = frozenset({401, 403, 413, 421, 429, 503})
+
+
+class RefusalTally:
+    """Refused requests counted per (method, route, status); one line per `interval` seconds (the first at once)."""
+
+    def __init__(self, interval: float = 10.0) -> None:
+        self.interval = interval
+        self._counts: dict[tuple[str, str, int], int] = {}
+        self._written_at = -math.inf
+
+    def count(self, method: str, route: str, status: int) -> None:
+        key = (method, route, status)
+        self._counts[key] = self._counts.get(key, 0) + 1
+        now = time.monotonic()
+        if now - self._written_at >= self.interval:
+            refused = [{"method": m, "route": r, "status": st, "count": n} for (m, r, st), n in self._counts.items()]
+            access_log.info("requests refused", extra={"refused": refused, "interval_s": self.interval})
+            self._counts.clear()
+            self._written_at = now
 
 
 class AccessLog:
     """Pure ASGI middleware: one line per HTTP request once it is answered (method, route template, status,
-    duration), never the path's values or a query string.
+    duration), never the path's values or a query string; refusals (`REFUSALS`) counted, one line per interval.
 
     uvicorn's access line holds the raw path (`/anak/PrayogaLestari`); Starlette and FastAPI leave the matched route
     in `scope["route"]`, whose `path` is the template (`/anak/{id_anak}`). Without a route: the path if it is one
@@ -154,6 +192,7 @@ class AccessLog:
     def __init__(self, app: ASGIApp, plain_paths: Iterable[str] = ()) -> None:
         self.app = app
         self.plain_paths = frozenset(plain_paths)
+        self.refusals = RefusalTally()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -174,26 +213,39 @@ class AccessLog:
             status = status or 500
             raise
         finally:
-            route = self.route(scope)
-            access_log.info(
-                "%s %s %s",
-                scope["method"],
-                route,
-                status or "-",
-                extra={
-                    "method": scope["method"],
-                    "route": route,
-                    "status": status or None,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-                },
-            )
+            self._log(scope, status, time.perf_counter() - started)
+
+    def _log(self, scope: Scope, status: int, seconds: float) -> None:
+        route = self.route(scope)
+        if status in REFUSALS:
+            self.refusals.count(scope["method"], route, status)
+            return
+        access_log.info(
+            "%s %s %s",
+            scope["method"],
+            route,
+            status or "-",
+            extra={
+                "method": scope["method"],
+                "route": route,
+                "status": status or None,
+                "duration_ms": round(seconds * 1000, 1),
+            },
+        )
 
     def route(self, scope: Scope) -> str:
         """The matched route's template, a plain path, or the placeholder."""
-        template = getattr(scope.get("route"), "path", None)
-        if isinstance(template, str):
-            return template
-        return scope["path"] if scope["path"] in self.plain_paths else UNMATCHED_ROUTE
+        template = route_template(scope)
+        if template == UNMATCHED_ROUTE and scope["path"] in self.plain_paths:
+            return str(scope["path"])
+        return template
+
+
+def route_template(scope: Scope) -> str:
+    """The template of the route that matched the request (`/anak/{id_anak}`), else a placeholder: what a log may
+    say of a path."""
+    template = getattr(scope.get("route"), "path", None)
+    return template if isinstance(template, str) else UNMATCHED_ROUTE
 
 
 def configure_logging(level: str = "INFO") -> None:

@@ -11,6 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from mcp_asrama import __version__
 from mcp_asrama.config import ServiceSettings
 from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
+from mcp_asrama.logs import route_template
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.routes import absensi, anak, docs, health, kamar
 
@@ -18,12 +19,12 @@ log = logging.getLogger(__name__)
 
 
 async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
-    log.error("database error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+    log.error("database error on %s %s: %s", request.method, route_template(request.scope), type(exc).__name__)
     return JSONResponse(status_code=503, content={"detail": "Database tidak tersedia, coba lagi nanti"})
 
 
 async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
-    log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
+    log.error("unexpected %s on %s %s", type(exc).__name__, request.method, route_template(request.scope))
     return JSONResponse(status_code=500, content={"detail": "Kesalahan internal pada service"})
 
 

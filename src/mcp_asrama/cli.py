@@ -60,6 +60,7 @@ SERVE_FLAGS = {  # flag destination -> ServerSettings field (the env name is ASR
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the MCP server over stdio (default) or Streamable HTTP."""
+    from mcp_asrama.server.audit_seal import AuditConfigError
     from mcp_asrama.server.auth import AuthConfigError
     from mcp_asrama.server.run import UnsafeBind, serve
     from mcp_asrama.server.settings import ServerSettings
@@ -67,7 +68,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     overrides = {field: getattr(args, flag) for flag, field in SERVE_FLAGS.items()}
     try:
         serve(ServerSettings(**{k: v for k, v in overrides.items() if v is not None}))
-    except (UnsafeBind, AuthConfigError) as exc:
+    except (UnsafeBind, AuthConfigError, AuditConfigError) as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -99,3 +99,29 @@ def test_console_script_refuses_a_public_bind_without_auth(tmp_path: Path) -> No
     assert done.returncode == 2
     assert done.stderr.startswith("configuration error: refusing to serve children's data on 0.0.0.0")
     assert "Traceback" not in done.stderr
+
+
+def test_an_audit_key_without_an_audit_log_refuses_to_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = tmp_path / "audit.key"
+    key.write_bytes(b"k" * 40)
+    key.chmod(0o600)
+    monkeypatch.setenv("ASRAMA_AUDIT_KEY", str(key))
+    assert "set ASRAMA_AUDIT_LOG too" in _refused(["serve"], capsys)
+
+
+def test_an_unusable_audit_key_is_a_configuration_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = tmp_path / "audit.key"
+    key.write_bytes(b"pendek")
+    key.chmod(0o600)
+    monkeypatch.setenv("ASRAMA_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    monkeypatch.setenv("ASRAMA_AUDIT_KEY", str(key))
+    assert "at least 32 are needed" in _refused(["serve"], capsys)
+
+
+def test_an_empty_audit_key_setting_means_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASRAMA_AUDIT_KEY", "")
+    assert ServerSettings().audit_key is None

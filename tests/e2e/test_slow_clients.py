@@ -126,8 +126,10 @@ def test_headers_trickled_on_a_kept_alive_connection_are_cut_off_too(kind: str, 
         assert TIMEOUT * 0.9 <= elapsed <= TIMEOUT + MARGIN
 
 
-def test_a_body_shorter_than_its_content_length_is_cut_off_at_the_body_timeout(kind: str, tmp_path: Path) -> None:
-    # To /mcp the rate limiter reads the body itself (no Mcp-Method header) before the SDK does.
+def test_a_body_shorter_than_its_content_length_is_cut_off_at_the_body_timeout(
+    kind: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # To /mcp our own checks read the body (routing_headers) before the SDK does.
     path = "/mcp" if kind == "mcp" else "/healthz"
     head = (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -141,6 +143,8 @@ def test_a_body_shorter_than_its_content_length_is_cut_off_at_the_body_timeout(k
         assert elapsed is not None, "a client sending its body slowly still holds the connection"
         assert TIMEOUT * 0.9 <= elapsed <= TIMEOUT + MARGIN
         assert healthz(port) == 200
+    # Nobody is left to answer a cut request: no traceback, no attempt at a 500.
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 def test_connections_beyond_the_cap_get_a_quick_503_and_the_server_recovers(kind: str, tmp_path: Path) -> None:

@@ -138,6 +138,9 @@ class RoutingHeaderCheck:
             await self.app(scope, receive, send)
             return
         messages, body = await read_body(receive, self.max_body)
+        if messages[-1]["type"] == "http.disconnect":  # gone mid-body (or cut by the body timeout): nobody to answer
+            log.debug("client went away before its request was complete")
+            return
         payload = decode(body)
         scope[MESSAGE] = payload
         problem = mismatch(scope, payload)

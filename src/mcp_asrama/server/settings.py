@@ -46,6 +46,12 @@ class ServerSettings(ConnectionLimits):
 
     _lists = field_validator("allowed_origins", "stdio_scope", mode="before")(comma_list)
 
+    @field_validator("audit_log", "audit_key", mode="before")
+    @classmethod
+    def _blank_path_is_none(cls, value: object) -> object:
+        """`ASRAMA_AUDIT_KEY=` (empty) means unset, not the current folder."""
+        return None if isinstance(value, str) and not value.strip() else value
+
     @model_validator(mode="after")
     def _local_service_token(self) -> Self:
         """Without ASRAMA_API_TOKEN, a data service on this machine is called with the token it generated."""
@@ -56,6 +62,8 @@ class ServerSettings(ConnectionLimits):
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Self:
+        if self.audit_key is not None and self.audit_log is None:
+            raise ValueError("ASRAMA_AUDIT_KEY seals the audit log: set ASRAMA_AUDIT_LOG too")
         if self.transport == "http" and self.auth == "none" and not is_loopback(self.mcp_host):
             raise ValueError(
                 f"refusing to serve children's data on {self.mcp_host} without authentication: "

@@ -57,3 +57,11 @@ def test_each_listed_handshake_version_is_served_and_advertises_no_subscriptions
     assert initialized["capabilities"]["resources"] == {"subscribe": False, "listChanged": False}
     body, headers = rpc("resources/subscribe", {"uri": "asrama://kamar"})
     assert httpx2.post(mcp_url, json=body, headers=headers, timeout=5).json()["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
+def test_anything_but_post_on_the_endpoint_answers_405_at_once(mcp_url: str, method: str) -> None:
+    response = httpx2.request(method, mcp_url, headers={"Accept": "text/event-stream"}, timeout=5)
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert "POST" in response.text and "/healthz" in response.text

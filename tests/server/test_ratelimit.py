@@ -5,6 +5,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -39,6 +40,7 @@ from mcp_asrama.server.ratelimit import (
 from mcp_asrama.server.routing_headers import RoutingHeaderCheck
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.token_cache import CachingVerifier
+from tests.auth.idp import new_rsa_key, public_pem
 from tests.server.conftest import connect, server_for
 
 REFUSAL = re.compile(r"^Terlalu banyak permintaan; coba lagi dalam (\d+) detik\.$")
@@ -179,8 +181,26 @@ def signed_in(access: AccessToken | None) -> Iterator[None]:
         auth_context_var.reset(reset)
 
 
-def limited(service_app: FastAPI) -> tuple[AsramaServer, Clock]:
-    server = server_for(service_app, transport="http", rate_limit="3/min", rate_burst=3)
+@pytest.fixture(scope="module")
+def idp_key(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A PEM public key standing in for the identity provider's (limits apply to an authenticated server only)."""
+    path = tmp_path_factory.mktemp("idp") / "idp.pem"
+    path.write_bytes(public_pem(new_rsa_key()))
+    return path
+
+
+SHARED = {
+    "transport": "http",
+    "auth": "jwt",
+    "public_url": "http://127.0.0.1:8001/mcp",
+    "auth_issuer": "https://sso.example.sch.id/realms/sekolah",
+}
+
+
+def limited(service_app: FastAPI, idp_key: Path) -> tuple[AsramaServer, Clock]:
+    """A shared server allowing 3 requests, then 3 a minute; in memory every request is one subject's."""
+    settings = {**SHARED, "auth_public_key_file": idp_key}
+    server = server_for(service_app, rate_limit="3/min", rate_burst=3, **settings)
     clock = Clock()
     server.limiter.clock = clock
     return server, clock
@@ -196,8 +216,10 @@ def refusal_seconds(result: Any) -> int:
 
 
 @pytest.mark.anyio
-async def test_fourth_tool_call_in_a_burst_is_a_tool_error_saying_when_to_retry(service_app: FastAPI, era: str) -> None:
-    server, _ = limited(service_app)
+async def test_fourth_tool_call_in_a_burst_is_a_tool_error_saying_when_to_retry(
+    service_app: FastAPI, idp_key: Path, era: str
+) -> None:
+    server, _ = limited(service_app, idp_key)
     async with connect(server, era) as client:
         for _ in range(3):
             assert not (await client.call_tool("daftar_kamar", {})).is_error
@@ -205,8 +227,8 @@ async def test_fourth_tool_call_in_a_burst_is_a_tool_error_saying_when_to_retry(
 
 
 @pytest.mark.anyio
-async def test_other_subjects_are_not_affected(service_app: FastAPI, era: str) -> None:
-    server, _ = limited(service_app)
+async def test_other_subjects_are_not_affected(service_app: FastAPI, idp_key: Path, era: str) -> None:
+    server, _ = limited(service_app, idp_key)
     with signed_in(token("ustadz-ridwan")):
         async with connect(server, era) as ridwan:
             for _ in range(3):
@@ -222,8 +244,8 @@ async def test_other_subjects_are_not_affected(service_app: FastAPI, era: str) -
 
 
 @pytest.mark.anyio
-async def test_bucket_refills_and_calls_succeed_again(service_app: FastAPI, era: str) -> None:
-    server, clock = limited(service_app)
+async def test_bucket_refills_and_calls_succeed_again(service_app: FastAPI, idp_key: Path, era: str) -> None:
+    server, clock = limited(service_app, idp_key)
     async with connect(server, era) as client:
         for _ in range(3):
             await client.call_tool("daftar_kamar", {})
@@ -235,8 +257,10 @@ async def test_bucket_refills_and_calls_succeed_again(service_app: FastAPI, era:
 
 
 @pytest.mark.anyio
-async def test_reads_over_the_limit_are_a_protocol_error_and_lists_stay_free(service_app: FastAPI, era: str) -> None:
-    server, _ = limited(service_app)
+async def test_reads_over_the_limit_are_a_protocol_error_and_lists_stay_free(
+    service_app: FastAPI, idp_key: Path, era: str
+) -> None:
+    server, _ = limited(service_app, idp_key)
     async with connect(server, era) as client:
         for _ in range(3):
             await client.read_resource("asrama://kamar")
@@ -510,7 +534,11 @@ async def test_http_verifier_failure_is_a_refusal() -> None:
 
 @asynccontextmanager
 async def sdk_http(service_app: FastAPI) -> AsyncIterator[httpx2.AsyncClient]:
-    server, _ = limited(service_app)
+    """Both layers around the SDK's app, without the SDK's bearer auth (the subject is `local`): the layering under
+    test, not a configuration the product starts (it limits only authenticated servers)."""
+    server = server_for(service_app, transport="http", rate_limit="3/min", rate_burst=3)
+    server.limiter.clock = Clock()
+    server.middleware.extend(middleware(server.limiter))
     app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
     async with server.session_manager.run(), http(layered(app, server.limiter, None)) as client:
         yield client

@@ -57,10 +57,11 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         cache_hints=CACHE_HINTS,
         token_verifier=verifier,
         auth=auth.auth_settings(settings),
-        # Rate limits protect a shared remote server; the local operator on stdio is never throttled. They run
-        # outside the audit (outermost first): a refused request discloses nothing and writes no audit line.
+        # Rate limits protect a shared, authenticated server; the local operator (stdio, or HTTP on loopback without
+        # auth) is never throttled. They run outside the audit (outermost first): a refused request discloses
+        # nothing and writes no audit line.
         middleware=[
-            *(ratelimit.middleware(limiter) if settings.transport == "http" else []),
+            *(ratelimit.middleware(limiter) if ratelimit.applies(settings) else []),
             *audit.middleware(settings),
             *discovery.middleware(),
         ],

@@ -52,7 +52,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.server.access import LOCAL_SUBJECT
 from mcp_asrama.server.audit_log import AuditLog, utc_now
-from mcp_asrama.server.audit_seal import load_key
+from mcp_asrama.server.audit_seal import AuditConfigError, load_key
 from mcp_asrama.server.settings import ServerSettings
 
 log = logging.getLogger(__name__)
@@ -302,9 +302,12 @@ class Auditor:
 def middleware(settings: ServerSettings) -> list[ServerMiddleware[Any]]:
     """The MCP middleware that records each audited request (none while ASRAMA_AUDIT_LOG is unset).
 
-    Raises AuditConfigError for an unusable ASRAMA_AUDIT_KEY, or a log sealed otherwise than configured.
+    Raises AuditConfigError for an unusable ASRAMA_AUDIT_KEY (or one without ASRAMA_AUDIT_LOG), or a log sealed
+    otherwise than configured.
     """
     if settings.audit_log is None:
+        if settings.audit_key is not None:
+            raise AuditConfigError("ASRAMA_AUDIT_KEY seals the audit log: set ASRAMA_AUDIT_LOG too")
         return []
     writer = AuditLog(settings.audit_log, key=None if settings.audit_key is None else load_key(settings.audit_key))
     writer.refuse_mixing()

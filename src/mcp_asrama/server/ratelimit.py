@@ -1,9 +1,9 @@
 """Rate limits per subject: one token bucket per subject (`sub`), shared by the MCP and the HTTP layer.
 
 `ASRAMA_RATE_LIMIT` (`60/min`; also `/s`, `/h`) is the refill rate and `ASRAMA_RATE_BURST` (20) the bucket's
-size. The subject is the validated access token's subject (its client id when it has none), else `local` (stdio,
-HTTP without auth). Buckets live in this process (see the README on replicas); a bucket idle long enough to be full
-again is forgotten, and at most `max_subjects` are kept.
+size. Limits apply to a shared server only: over HTTP with authentication (`applies`). The subject is the validated
+access token's subject (its client id when it has none). Buckets live in this process (see the README on
+replicas); a bucket idle long enough to be full again is forgotten, and at most `max_subjects` are kept.
 
 What costs a token: every JSON-RPC request that reaches data or does work for it — `tools/call`, `resources/read`,
 `prompts/get`, `completion/complete`, subscriptions, any method we do not know — and, over HTTP, any other request
@@ -77,6 +77,12 @@ ANONYMOUS_PREFIX = "anonymous:"  # + the client address: the bucket of requests 
 LOG_EVERY = 60.0  # seconds between two log lines about one subject's refusals
 
 _PERIODS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "hour": 3600.0}
+
+
+def applies(settings: ServerSettings) -> bool:
+    """Whether requests are rate-limited: on a shared server, i.e. over HTTP with authentication. The local operator
+    (stdio, or HTTP without auth, which binds loopback only) is never throttled."""
+    return settings.transport == "http" and settings.auth != "none"
 
 
 def parse_rate(text: str) -> float:

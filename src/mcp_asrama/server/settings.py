@@ -62,8 +62,6 @@ class ServerSettings(ConnectionLimits):
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Self:
-        if self.audit_key is not None and self.audit_log is None:
-            raise ValueError("ASRAMA_AUDIT_KEY seals the audit log: set ASRAMA_AUDIT_LOG too")
         if self.transport == "http" and self.auth == "none" and not is_loopback(self.mcp_host):
             raise ValueError(
                 f"refusing to serve children's data on {self.mcp_host} without authentication: "

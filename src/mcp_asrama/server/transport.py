@@ -12,7 +12,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification
 from mcp_types.methods import SPEC_CLIENT_METHODS
 from pydantic import ValidationError
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.client import make_http_client
@@ -118,9 +118,16 @@ def _answer(status: int, body: dict[str, str], **headers: str) -> Response:
     return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store", **headers})
 
 
+NOT_A_STREAM = (
+    "This is an MCP endpoint (Streamable HTTP, stateless): send JSON-RPC requests with POST. "
+    "GET /healthz says whether the server is up."
+)
+
+
 class HealthOrLimit:
-    """`/healthz` and `/readyz` (no auth, no data); everything else goes on to the SDK (auth, Protected Resource
-    Metadata, MCP) with the body size limited (413)."""
+    """`/healthz` and `/readyz` (no auth, no data); any method but POST on /mcp a quick 405 (a stateless server
+    has no stream to GET and no session to DELETE: the SDK would hold a GET open for ever); everything else goes
+    on to the SDK (auth, Protected Resource Metadata, MCP) with the body size limited (413)."""
 
     def __init__(self, app: ASGIApp, readiness: Readiness, max_body_bytes: int) -> None:
         self.readiness = readiness
@@ -129,6 +136,10 @@ class HealthOrLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] in HEALTH_PATHS:
             await self._health(scope["path"], scope["method"])(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope["path"] == MCP_PATH and scope["method"] != "POST":
+            response = PlainTextResponse(NOT_A_STREAM, status_code=405, headers={"Allow": "POST"})
+            await response(scope, receive, send)
             return
         await self.limited(scope, receive, send)
 
@@ -165,7 +176,7 @@ def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
         host=settings.mcp_host,
     )
     # The gate first: a request it refuses (foreign Origin, wrong Host, oversize) never costs anyone's rate.
-    limited = ratelimit.wrap_http(mcp, server.limiter, server.verifier)
+    limited = ratelimit.wrap_http(mcp, server.limiter, server.verifier) if ratelimit.applies(settings) else mcp
     checked = RoutingHeaderCheck(limited, settings.max_body_bytes)
     inner = HealthOrLimit(checked, Readiness(settings), settings.max_body_bytes)
     return HostOriginGate(inner, http_policy(settings), host_exempt=HEALTH_PATHS)

@@ -1,10 +1,8 @@
 """Starting the product's processes: the data service alone, or the demo (service + MCP server over HTTP)."""
 
-import contextlib
 import sys
 from datetime import date
 
-import anyio
 from fastapi import FastAPI
 
 from mcp_asrama import serving
@@ -33,14 +31,18 @@ def prepare_service(settings: ServiceSettings, demo: bool) -> FastAPI:
         found = settings.service_token_file == data_dir() / TOKEN_FILE
         use = "your MCP servers on this machine use it by themselves" if found else "pass it as ASRAMA_API_TOKEN"
         _note(f"service token: kept in {settings.service_token_file} (readable by you only); {use}")
-    _note(f"service: http://{settings.host}:{settings.port} (API docs at /docs: any user name, the token as password)")
     return app
+
+
+def _service_running(settings: ServiceSettings) -> None:
+    _note(f"service: http://{settings.host}:{settings.port} (API docs at /docs: any user name, the token as password)")
 
 
 def run_service(settings: ServiceSettings, demo: bool) -> None:
     """Serve the data service until interrupted."""
     app = prepare_service(settings, demo)
-    serving.run(serving.make_server(app, settings.host, settings.port, settings))
+    server = serving.make_server(app, settings.host, settings.port, settings)
+    serving.run(server, ready=lambda: _service_running(settings))
 
 
 def connect_help(service_url: str, mcp_url: str) -> str:
@@ -68,11 +70,9 @@ def run_demo(service: ServiceSettings, server: ServerSettings) -> None:
     check_bind(server)
     app = prepare_service(service, demo=True)
     mcp = build_server(server)
-    print(connect_help(server.base_url, f"http://{server.mcp_host}:{server.mcp_port}{MCP_PATH}"), flush=True)
-    # uvicorn hands Ctrl+C on once both servers have shut down cleanly: that is the normal way to stop.
-    with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(
-            serving.serve,
-            serving.make_server(app, service.host, service.port, service),
-            http_server(mcp, server),
-        )
+
+    def ready() -> None:
+        _service_running(service)
+        print(connect_help(server.base_url, f"http://{server.mcp_host}:{server.mcp_port}{MCP_PATH}"), flush=True)
+
+    serving.run(serving.make_server(app, service.host, service.port, service), http_server(mcp, server), ready=ready)

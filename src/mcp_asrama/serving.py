@@ -19,10 +19,13 @@ a dependency. uvicorn's own limits stay at their defaults: 5 s keep-alive, at mo
 
 import asyncio
 import contextlib
+import errno
+import functools
 import logging
 import math
+import socket
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import anyio
@@ -184,15 +187,43 @@ def make_server(
     return uvicorn.Server(LimitedConfig(AccessLog(app, plain_paths), host, port, limits))
 
 
-async def serve(*servers: uvicorn.Server) -> None:
-    """Run the servers in this event loop until they stop (Ctrl+C, SIGTERM, or `should_exit`)."""
+def listen(server: uvicorn.Server) -> socket.socket:
+    """The listening socket of `server`'s host and port, bound now; a port in use (or an address this machine does
+    not have) ends the process with one line on stderr and exit code 1, before anything claims to be running."""
+    config = server.config
+    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((config.host.strip("[]"), config.port))
+    except OSError as exc:
+        sock.close()
+        reason = "it is in use (is mcp-asrama already running?)" if exc.errno == errno.EADDRINUSE else exc.strerror
+        raise SystemExit(f"mcp-asrama: cannot listen on {config.host}:{config.port}: {reason}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve(*servers: uvicorn.Server, sockets: Sequence[socket.socket] | None = None) -> None:
+    """Run the servers in this event loop (each on its socket of `sockets`, when given) until they stop (Ctrl+C,
+    SIGTERM, or `should_exit`)."""
     tally_accept_failures(asyncio.get_running_loop())
     async with anyio.create_task_group() as tasks:
+        for index, server in enumerate(servers):
+            tasks.start_soon(server.serve, None if sockets is None else [sockets[index]])
+
+
+def run(*servers: uvicorn.Server, ready: Callable[[], None] | None = None) -> None:
+    """Bind every server's port, then call `ready` (say where to connect), then serve until interrupted; Ctrl+C is
+    the normal way to stop (as with `uvicorn.run`)."""
+    sockets: list[socket.socket] = []
+    try:
         for server in servers:
-            tasks.start_soon(server.serve)
-
-
-def run(*servers: uvicorn.Server) -> None:
-    """Serve until interrupted; Ctrl+C is the normal way to stop (as with `uvicorn.run`)."""
-    with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(serve, *servers)
+            sockets.append(listen(server))
+        if ready is not None:
+            ready()
+        with contextlib.suppress(KeyboardInterrupt):
+            anyio.run(functools.partial(serve, *servers, sockets=sockets))
+    finally:
+        for sock in sockets:
+            sock.close()

@@ -55,8 +55,7 @@ def serve(settings: ServerSettings) -> None:
         name_resources_in_logs(server)
         anyio.run(serve_stdio, server)
         return
-    log.info(
-        "mcp endpoint",
-        extra={"url": f"http://{settings.mcp_host}:{settings.mcp_port}{MCP_PATH}", "auth": settings.auth},
+    url = f"http://{settings.mcp_host}:{settings.mcp_port}{MCP_PATH}"
+    serving.run(
+        http_server(server, settings), ready=lambda: log.info("mcp endpoint", extra={"url": url, "auth": settings.auth})
     )
-    serving.run(http_server(server, settings))

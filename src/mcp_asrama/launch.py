@@ -7,6 +7,7 @@ from fastapi import FastAPI
 
 from mcp_asrama import serving
 from mcp_asrama.config import TOKEN_FILE, ServiceSettings, data_dir
+from mcp_asrama.invocation import shown
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.run import check_bind, http_server
 from mcp_asrama.server.settings import ServerSettings
@@ -46,21 +47,25 @@ def run_service(settings: ServiceSettings, demo: bool) -> None:
 
 
 def connect_help(service_url: str, mcp_url: str) -> str:
-    """How to reach the demo from the MCP Inspector and from Claude Desktop."""
+    """How to reach the demo: every command as it is typed from here (`mcp-asrama` may not be on PATH)."""
+    command = shown()
+    inspector = f'make inspector ARGS="--cli {mcp_url} --transport http'
+    health = mcp_url.removesuffix(MCP_PATH) + "/healthz"
     return f"""
-mcp-asrama demo is running
-  data service : {service_url}  (OpenAPI: {service_url}/docs)
-  MCP server   : {mcp_url}  (Streamable HTTP, stateless)
+mcp-asrama demo is running (protocol 2026-07-28, and 2024-11-05 to 2025-11-25 for hosts that send initialize)
+  data service : {service_url}  (check: {service_url}/healthz; API docs: {service_url}/docs)
+  MCP server   : {mcp_url}  (Streamable HTTP, stateless; no token needed on this machine; check: {health})
 
-MCP Inspector (needs Node 22+):
-  npx @modelcontextprotocol/inspector --cli {mcp_url} --transport http --method tools/list
-  npx @modelcontextprotocol/inspector --cli {mcp_url} --transport http --method tools/call \\
-      --tool-name cari_anak --tool-arg kelas=7A
+MCP Inspector, from the project folder (installs Node and the Inspector on first use):
+  {inspector} --method tools/list"
+  {inspector} --method tools/call --tool-name cari_anak --tool-arg kelas=7A"
 Claude Desktop (stdio; the host starts the server itself): paste the output of
-  mcp-asrama claude-config --api-url {service_url}
+  {command} claude-config --api-url {service_url}
 into claude_desktop_config.json, then restart Claude Desktop.
 Raw JSON-RPC of a session:
-  ASRAMA_API_URL={service_url} mcp-asrama probe -- mcp-asrama serve
+  ASRAMA_API_URL={service_url} {command} probe -- {command} serve
+Your own students (CSV or XLSX; the columns: {command} import --help):
+  {command} import anak siswa.csv
 Press Ctrl+C to stop.
 """
 

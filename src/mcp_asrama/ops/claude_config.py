@@ -3,9 +3,11 @@
 import json
 import os
 import sys
-import sysconfig
-from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+from mcp_asrama.config import is_loopback
+from mcp_asrama.invocation import executable
 
 TOKEN_PLACEHOLDER = "<isi dengan ASRAMA_SERVICE_TOKEN layanan data>"  # noqa: S105 - a placeholder
 
@@ -17,17 +19,18 @@ CONFIG_LOCATIONS = {
 
 def server_command() -> list[str]:
     """The absolute command that starts this installation's MCP server over stdio."""
-    scripts = Path(sysconfig.get_path("scripts"))
-    for name in ("mcp-asrama", "mcp-asrama.exe"):
-        if (scripts / name).is_file():
-            return [str((scripts / name).resolve()), "serve"]
-    return [str(Path(sys.executable).resolve()), "-m", "mcp_asrama", "serve"]
+    return [*executable(), "serve"]
 
 
 def claude_config(name: str, api_url: str, token: str | None) -> dict[str, Any]:
-    """The config block: command, args and the environment the server reads."""
+    """The config block: command, args and the environment the server reads. A data service on this machine needs
+    no token in the block: the server uses the one the service keeps in the data folder (same user)."""
     command, *args = server_command()
-    env = {"ASRAMA_API_URL": api_url, "ASRAMA_API_TOKEN": token or TOKEN_PLACEHOLDER}
+    env = {"ASRAMA_API_URL": api_url}
+    if token is not None:
+        env["ASRAMA_API_TOKEN"] = token
+    elif not is_loopback(urlsplit(api_url).hostname or ""):
+        env["ASRAMA_API_TOKEN"] = TOKEN_PLACEHOLDER
     return {"mcpServers": {name: {"command": command, "args": args, "env": env}}}
 
 

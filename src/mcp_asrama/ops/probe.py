@@ -6,6 +6,7 @@ SDK's stdio transport prints each message as it crosses, in the wire's own seria
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import Implementation
 
 from mcp_asrama import __version__
+from mcp_asrama.invocation import resolve
 
 
 def wire_json(message: SessionMessage) -> str:
@@ -88,6 +90,10 @@ async def run_probe(
 ) -> int:
     """Open a session, list everything, make the calls; 0 when the session worked, 1 otherwise."""
     show = Printer(out, compact)
+    command = resolve(list(command))
+    if shutil.which(command[0]) is None:
+        print(f"probe: cannot start {command[0]}: no such program (give its path)", file=sys.stderr)
+        return 1
     params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
     errlog = sys.stderr if server_log else open(os.devnull, "w")  # noqa: SIM115 - closed below
     try:

@@ -123,6 +123,48 @@ def test_import_into_an_unreachable_database_exits_1_without_traceback(
     assert "Traceback" not in err
 
 
+def test_import_of_a_student_in_a_missing_room_exits_1_unless_buat_kamar_creates_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+    path = tmp_path / "siswa.csv"
+    path.write_text("id,nama,kelas,kamar,jenis_kelamin\nA010,Dewi,9C,Aisyah 7,P\n", encoding="utf-8")
+    assert cli.main(["import", "anak", str(path), "--db", db]) == 1
+    assert capsys.readouterr().err.startswith("row 2: kamar: there is no room 'Aisyah 7'")
+    assert _stored(db) == {"anak": (), "kamar": ()}
+    assert cli.main(["import", "anak", str(path), "--db", db, "--buat-kamar"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("created 1 room(s) the file names: Aisyah 7 (")
+    assert _stored(db)["kamar"] == (("Aisyah 7", "Putri", 1, None),)
+
+
+def test_buat_kamar_with_import_kamar_is_refused_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "kamar.csv"
+    path.write_text("nama,gedung,kapasitas\nUmar 1,Putra,8\n", encoding="utf-8")
+    assert cli.main(["import", "kamar", str(path), "--db", str(tmp_path / "a.db"), "--buat-kamar"]) == 2
+    assert "use it with import anak" in capsys.readouterr().err
+    assert not (tmp_path / "a.db").exists()
+
+
+def test_import_help_lists_the_importers_columns_and_the_shipped_example_files(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from mcp_asrama.service.importer import columns_help
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["import", "--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: mcp-asrama import")
+    assert columns_help() in out
+    assert "--buat-kamar" in out
+    examples = out.split("Example files: ")[1].split()
+    assert [Path(examples[0]).name, Path(examples[2]).name] == ["kamar.csv", "siswa.csv"]
+    assert Path(examples[0]).is_file() and Path(examples[2]).is_file()
+
+
 # --- service settings and refusal ------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
 """Importing students and rooms from CSV and XLSX: every row checked, all or nothing, upsert by key."""
 
+import re
 from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
@@ -11,14 +12,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
-from mcp_asrama.service.importer import ImportRejected, ImportReport, import_file
+from mcp_asrama.service.importer import GEDUNG_UNKNOWN, ImportRejected, ImportReport, columns_help, import_file
 from mcp_asrama.service.models import Anak, Kamar
+from mcp_asrama.service.schemas import AnakIn, KamarIn
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
 
 HEADER = "id,nama,kelas,kamar,status,jenis_kelamin,nama_wali,nik,no_hp_wali,alamat,tanggal_lahir"
 DEWI = "A010,Dewi Anggraini,9C,Aisyah 2,sakit,P,Ibu Rina,3273014509120004,081299990010,Jl. Anggrek 4,2012-09-05"
 EKO = "A011,Eko Prasetyo,10A,Al-Fatih 1,aktif,L,Bapak Tono,3273011203110005,081299990011,Jl. Dahlia 5,2011-03-12"
 ROOMS = "nama,gedung,kapasitas,musyrif\nUmar 1,Putra,8,Ust. Salman\nKhadijah 1,Putri,8,Ustz. Maryam\n"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @pytest.fixture
@@ -68,13 +71,13 @@ def rejected(sessions: sessionmaker[Session], kind: Any, path: Path) -> list[str
 
 @pytest.mark.parametrize("delimiter", [",", ";", "\t"])
 def test_csv_with_comma_semicolon_or_tab_imports_every_field(
-    sessions: sessionmaker[Session], tmp_path: Path, delimiter: str
+    school: sessionmaker[Session], tmp_path: Path, delimiter: str
 ) -> None:
     lines = [HEADER, DEWI, EKO]
     text = "\n".join(line.replace(",", delimiter) for line in lines)
-    report = import_file(sessions, "anak", write(tmp_path / "siswa.csv", text))
+    report = import_file(school, "anak", write(tmp_path / "siswa.csv", text))
     assert report == ImportReport(added=2, updated=0)
-    stored = students(sessions)
+    stored = students(school)
     assert stored["A010"] == {
         "id": "A010",
         "nama": "Dewi Anggraini",
@@ -341,3 +344,109 @@ def test_broken_kamar_file_is_rejected_with_row_numbers_and_nothing_imported(
     assert len(errors) >= len(expected), errors
     for start in expected:
         assert any(e.startswith(start) for e in errors), errors
+
+
+# --- rooms: a student's kamar must exist, unless the import creates it -------------------------------------
+
+
+def test_student_in_a_room_that_does_not_exist_is_refused_with_its_row_and_nothing_imported(
+    school: sessionmaker[Session], tmp_path: Path
+) -> None:
+    content = f"{HEADER}\n{DEWI}\n{EKO.replace('Al-Fatih 1', 'Umar 9')}\nA012,Farah,7C,umar 9,,P,,,,,\n"
+    errors = rejected(school, "anak", write(tmp_path / "siswa.csv", content))
+    assert [e.split(": kamar: ")[0] for e in errors] == ["row 3", "row 4"]
+    assert errors[0] == (
+        "row 3: kamar: there is no room 'Umar 9' (import the rooms first with 'import kamar', or add --buat-kamar)"
+    )
+    assert "3273011203110005" not in " ".join(errors), "personal data is never repeated in an error"
+
+
+def test_a_room_is_found_whatever_the_case_and_an_empty_kamar_needs_no_room(
+    school: sessionmaker[Session], tmp_path: Path
+) -> None:
+    content = "id,nama,kelas,kamar\nA012,Farah,7C,AISYAH 2\nA013,Gilang,7C,\n"
+    assert import_file(school, "anak", write(tmp_path / "s.csv", content)) == ImportReport(added=2, updated=0)
+    assert (students(school)["A012"]["kamar"], students(school)["A013"]["kamar"]) == ("AISYAH 2", None)
+    assert len(rooms(school)) == 2
+
+
+def test_rooms_imported_first_let_students_name_them(sessions: sessionmaker[Session], tmp_path: Path) -> None:
+    import_file(sessions, "kamar", write(tmp_path / "kamar.csv", ROOMS))
+    content = "id,nama,kelas,kamar\nA012,Farah,7C,Khadijah 1\nA013,Gilang,7C,Umar 1\n"
+    assert import_file(sessions, "anak", write(tmp_path / "s.csv", content)).added == 2
+
+
+def test_create_rooms_makes_the_missing_ones_with_building_from_jenis_kelamin_and_beds_for_their_students(
+    school: sessionmaker[Session], tmp_path: Path
+) -> None:
+    content = "\n".join(
+        [
+            "id,nama,kelas,kamar,jenis_kelamin",
+            "A020,Hadi,7A,Umar 9,L",
+            "A021,Irfan,7A,umar 9,L",  # the same new room, spelled in another case
+            "A022,Jihan,7B,Khadijah 9,P",
+            "A023,Kiki,7B,Serbaguna,L",
+            "A024,Lala,7B,Serbaguna,P",  # boys and girls: the building is left to the school
+            "A025,Mira,7C,Tamu 1,",  # no jenis_kelamin: the same
+            "A026,Nanda,7C,Al-Fatih 1,L",  # a room that exists is left as it is
+        ]
+    )
+    before = rooms(school)
+    report = import_file(school, "anak", write(tmp_path / "s.csv", content), create_rooms=True)
+    assert report == ImportReport(added=7, updated=0, rooms_created=("Umar 9", "Khadijah 9", "Serbaguna", "Tamu 1"))
+    stored = rooms(school)
+    assert {name: stored[name] for name in before} == before
+    assert stored["Umar 9"] == {"nama": "Umar 9", "gedung": "Putra", "kapasitas": 2, "musyrif": None}
+    assert (stored["Khadijah 9"]["gedung"], stored["Khadijah 9"]["kapasitas"]) == ("Putri", 1)
+    assert stored["Serbaguna"]["gedung"] == stored["Tamu 1"]["gedung"] == GEDUNG_UNKNOWN
+    assert students(school)["A021"]["kamar"] == "umar 9"
+
+
+def test_create_rooms_creates_nothing_when_any_row_is_refused(school: sessionmaker[Session], tmp_path: Path) -> None:
+    content = "id,nama,kelas,kamar\nA020,Hadi,7A,Umar 9\nA021,,7A,Umar 9\n"
+    before = rooms(school)
+    with pytest.raises(ImportRejected) as caught:
+        import_file(school, "anak", write(tmp_path / "s.csv", content), create_rooms=True)
+    assert caught.value.errors == ["row 3: nama: required"]
+    assert rooms(school) == before
+    assert "A020" not in students(school)
+
+
+# --- the column list and the shipped examples --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "model"), [("anak", AnakIn), ("kamar", KamarIn)])
+def test_column_list_names_every_column_the_importer_accepts_required_or_optional(kind: str, model: Any) -> None:
+    text = columns_help()
+    section = text.split(f"columns of 'import {kind}'")[1].split("columns of")[0]
+    listed = {line.split()[0]: line for line in section.splitlines()[1:] if line.startswith("  ")}
+    assert list(listed) == list(model.model_fields)
+    for name, info in model.model_fields.items():
+        assert ("required" if info.is_required() else "optional") in listed[name].split()[:3], listed[name]
+    personal = [name for name, line in listed.items() if line[16] == "*"]
+    assert personal == (["nik", "no_hp_wali", "alamat", "tanggal_lahir"] if kind == "anak" else [])
+
+
+def test_column_list_gives_the_formats_of_dates_sexes_and_statuses() -> None:
+    text = columns_help()
+    assert "YYYY-MM-DD" in text
+    assert "L or P" in text
+    assert "one of aktif, izin, sakit, pulang (default aktif)" in text
+
+
+def test_the_shipped_examples_import_cleanly_rooms_then_students(
+    sessions: sessionmaker[Session],
+) -> None:
+    assert import_file(sessions, "kamar", EXAMPLES / "kamar.csv") == ImportReport(added=4, updated=0)
+    assert import_file(sessions, "anak", EXAMPLES / "siswa.csv") == ImportReport(added=6, updated=0)
+    stored = students(sessions)
+    assert {a["kamar"] for a in stored.values()} - {None} <= set(rooms(sessions))
+    assert {a["jenis_kelamin"] for a in stored.values()} == {"L", "P"}
+
+
+def test_the_shipped_examples_hold_no_real_looking_nik_or_phone() -> None:
+    content = (EXAMPLES / "siswa.csv").read_text(encoding="utf-8")
+    niks = re.findall(r"\b\d{16}\b", content)
+    assert niks, "the example shows the NIK column filled in"
+    assert all(re.fullmatch(r"990{12}\d\d", n) for n in niks), "no province has code 99: obviously fictional"
+    assert all(p.startswith("08120000") for p in re.findall(r"\b08\d{8,11}\b", content))

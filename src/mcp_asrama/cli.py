@@ -4,12 +4,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from mcp_asrama import __version__
 from mcp_asrama.config import DatabaseSettings, ServiceSettings, default_db_url
 from mcp_asrama.logs import configure_logging
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # in a source checkout (make run)
 
 
 def _service_settings(args: argparse.Namespace) -> ServiceSettings:
@@ -117,17 +120,20 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Import students or rooms from a CSV or XLSX file."""
+    """Import students or rooms from a CSV or XLSX file into the database (all rows or none)."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from mcp_asrama.service.db import describe, init_schema, make_engine, make_sessionmaker
     from mcp_asrama.service.importer import ImportRejected, import_file
 
+    if args.buat_kamar and args.kind != "anak":
+        print("import: --buat-kamar creates the rooms that students name: use it with import anak", file=sys.stderr)
+        return 2
     db_url = args.db or DatabaseSettings().db_url
     engine = make_engine(db_url)
     try:
         init_schema(engine)
-        report = import_file(make_sessionmaker(engine), args.kind, Path(args.file))
+        report = import_file(make_sessionmaker(engine), args.kind, Path(args.file), create_rooms=args.buat_kamar)
     except ImportRejected as rejected:
         for line in rejected.errors:
             print(line, file=sys.stderr)
@@ -139,6 +145,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     finally:
         engine.dispose()
     print(f"{args.file}: {report.added} added, {report.updated} updated ({args.kind}) in {describe(db_url)}")
+    if report.rooms_created:
+        print(
+            f"created {len(report.rooms_created)} room(s) the file names: {', '.join(report.rooms_created)} "
+            "(building from the students' jenis_kelamin, as many beds as students; set them with import kamar)"
+        )
     return 0
 
 
@@ -174,6 +185,21 @@ def cmd_audit(args: argparse.Namespace) -> int:
     intact, verdict = audit_check.verify(path, key=key, expect_head=head, since=since)
     print(verdict, file=sys.stdout if intact else sys.stderr)
     return 0 if intact else 1
+
+
+class _HelpWithColumns(argparse.Action):
+    """`import -h`: the usual help, then the columns of each kind of file (read from the importer only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **_: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show this help and the columns of each file, then exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from mcp_asrama.service.importer import columns_help
+
+        examples = f"\nExample files: {EXAMPLES / 'kamar.csv'} and {EXAMPLES / 'siswa.csv'}"
+        parser.epilog = columns_help() + (examples if EXAMPLES.is_dir() else "")
+        parser.print_help()
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -237,10 +263,23 @@ def build_parser() -> argparse.ArgumentParser:
     claude.add_argument("--with-token", action="store_true", help="include ASRAMA_API_TOKEN from the environment")
     claude.set_defaults(func=cmd_claude_config)
 
-    importer = commands.add_parser("import", help="import students (anak) or rooms (kamar) from CSV or XLSX")
-    importer.add_argument("kind", choices=["anak", "kamar"])
-    importer.add_argument("file", help="a .csv (comma or semicolon, UTF-8) or .xlsx file with a header row")
+    importer = commands.add_parser(
+        "import",
+        help="import students (anak) or rooms (kamar) from CSV or XLSX",
+        description="Import students (anak) or rooms (kamar) into the database: every row is checked first, then\n"
+        "all are written or none. A service or demo running on the same database shows them at once.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+    )
+    importer.add_argument("-h", "--help", action=_HelpWithColumns)
+    importer.add_argument("kind", choices=["anak", "kamar"], help="anak: students; kamar: rooms")
+    importer.add_argument("file", help="a .csv (comma, semicolon or tab; UTF-8) or .xlsx file with a header row")
     db_flag(importer)
+    importer.add_argument(
+        "--buat-kamar",
+        action="store_true",
+        help="anak: create the rooms the file names that do not exist, instead of refusing those rows",
+    )
     importer.set_defaults(func=cmd_import)
 
     audit = commands.add_parser("audit", help="check the disclosure audit log, or see who received a student's data")

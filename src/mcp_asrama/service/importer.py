@@ -1,21 +1,26 @@
 """Import students or rooms from CSV or XLSX: every row validated, all or nothing, upsert by key.
 
 Rows are numbered as a spreadsheet shows them (the header is row 1). Columns the file does not have are left
-as they are on students and rooms that already exist; an empty cell clears its field.
+as they are on students and rooms that already exist; an empty cell clears its field. A student's `kamar` must be a
+room in the database (compared case-insensitively, as `GET /kamar` counts its students), unless the import is asked
+to create the missing rooms.
 """
 
 import csv
 import io
 import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from openpyxl import load_workbook
 from openpyxl.utils.exceptions import InvalidFileException
 from pydantic import BaseModel, ValidationError
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from mcp_asrama.service import crud
@@ -27,7 +32,7 @@ _TARGETS: dict[Kind, tuple[type[BaseModel], Any, str]] = {
     "anak": (AnakIn, Anak, "id"),
     "kamar": (KamarIn, Kamar, "nama"),
 }
-_HINTS = {
+_HINTS = {  # the form a value must have: in row errors and in the column list
     "id": "1-64 letters, digits, '-', '_' or '.'",
     "nik": "16 digits",
     "no_hp_wali": "a phone number such as 081234567890",
@@ -36,10 +41,50 @@ _HINTS = {
     "jenis_kelamin": "L or P",
     "kapasitas": "a whole number from 0 to 1000",
 }
+_MEANINGS: dict[Kind, dict[str, str]] = {  # what each column of the file holds, for the column list
+    "anak": {
+        "id": "the student's number at the school",
+        "nama": "full name",
+        "kelas": "class, e.g. 7A",
+        "kamar": "room: one already in the database (import kamar first), or add --buat-kamar",
+        "status": "today's status",
+        "jenis_kelamin": "sex",
+        "nama_wali": "guardian's name",
+        "nik": "national identity number",
+        "no_hp_wali": "guardian's phone",
+        "alamat": "home address",
+        "tanggal_lahir": "date of birth",
+    },
+    "kamar": {
+        "nama": "room name, e.g. Al-Fatih 1",
+        "gedung": "building, e.g. Putra or Putri",
+        "kapasitas": "beds",
+        "musyrif": "the ustadz or ustadzah in charge",
+    },
+}
 _DELIMITERS = (",", ";", "\t")
-
+# A room created for students who name one that does not exist: its building from their jenis_kelamin.
+_GEDUNG = {"L": "Putra", "P": "Putri"}
+GEDUNG_UNKNOWN = "Belum ditentukan"
 
 PERSONAL_FIELDS = frozenset({"nik", "no_hp_wali", "alamat", "tanggal_lahir"})
+
+
+def columns_help() -> str:
+    """The columns of each kind of file as the importer defines them (required or not, form, default, personal
+    data), for `import --help`."""
+    lines = []
+    for kind, (model, _, _) in _TARGETS.items():
+        lines.append(f"columns of 'import {kind}' (a header row names them, in any order and case):")
+        for name, info in model.model_fields.items():
+            text = _MEANINGS[kind][name] + (f": {_HINTS[name]}" if name in _HINTS else "")
+            if not info.is_required() and info.default is not None:
+                text += f" (default {info.default})"
+            mark = "*" if name in PERSONAL_FIELDS else " "
+            lines.append(f"  {name:<14}{mark} {'required' if info.is_required() else 'optional'}  {text}")
+    lines.append("* personal data: stored by the data service, never shown to the AI.")
+    lines.append("A column the file leaves out keeps what is stored; an empty cell clears the field.")
+    return "\n".join(lines)
 
 
 class ImportRejected(Exception):
@@ -52,10 +97,11 @@ class ImportRejected(Exception):
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What an import did."""
+    """What an import did: rows added and updated, and the rooms it created for them (by name)."""
 
     added: int
     updated: int
+    rooms_created: tuple[str, ...] = ()
 
 
 def _cell(value: Any) -> str | None:
@@ -139,8 +185,11 @@ def _too_long(table: Any, row: dict[str, Any]) -> list[str]:
     return problems
 
 
-def validate_rows(kind: Kind, table: list[list[str | None]]) -> tuple[list[str], list[dict[str, Any]]]:
-    """The file's columns and its rows as validated dicts; ImportRejected lists every problem found."""
+def validate_rows(
+    kind: Kind, table: list[list[str | None]], room_exists: Callable[[str], bool] | None = None
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The file's columns and its rows as validated dicts; ImportRejected lists every problem found, including a
+    `kamar` for which `room_exists` (when given) is false."""
     model, orm_table, key = _TARGETS[kind]
     if not table or not any(table[0]):
         raise ImportRejected(["the file is empty: the first row must name the columns"])
@@ -171,6 +220,11 @@ def validate_rows(kind: Kind, table: list[list[str | None]]) -> tuple[list[str],
             errors += [f"row {number}: {_describe(dict(e), raw)}" for e in exc.errors()]
         else:
             errors += [f"row {number}: {problem}" for problem in _too_long(orm_table, row)]
+            if room_exists is not None and row.get("kamar") and not room_exists(row["kamar"]):
+                errors.append(
+                    f"row {number}: kamar: there is no room '{row['kamar'][:40]}' "
+                    "(import the rooms first with 'import kamar', or add --buat-kamar)"
+                )
             rows.append(row)
         if (value := raw.get(key)) is not None:
             if value in seen:
@@ -183,12 +237,48 @@ def validate_rows(kind: Kind, table: list[list[str | None]]) -> tuple[list[str],
     return columns, rows
 
 
-def import_file(sessions: sessionmaker[Session], kind: Kind, path: Path) -> ImportReport:
-    """Validate the whole file, then upsert every row in one transaction."""
+def _room_finder(session: Session) -> Callable[[str], bool]:
+    """Whether a room of that name is stored, case-insensitively as the database compares (one query per name)."""
+
+    @cache
+    def exists(name: str) -> bool:
+        found = select(Kamar.nama).where(func.lower(Kamar.nama) == func.lower(name)).limit(1)
+        return session.scalar(found) is not None
+
+    return exists
+
+
+def _missing_rooms(rows: list[dict[str, Any]], room_exists: Callable[[str], bool]) -> list[dict[str, Any]]:
+    """A room for each name the students give that is not stored: in the building of their jenis_kelamin (when
+    they all share one), with as many beds as students it receives; no musyrif."""
+    placed: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("kamar") and not room_exists(row["kamar"]):
+            placed.setdefault(row["kamar"].lower(), []).append(row)
+    rooms = []
+    for students in placed.values():
+        sexes = {s.get("jenis_kelamin") for s in students}
+        shared = sexes.pop() if len(sexes) == 1 else None
+        gedung = _GEDUNG[shared] if shared else GEDUNG_UNKNOWN
+        rooms.append({"nama": students[0]["kamar"], "gedung": gedung, "kapasitas": min(len(students), 1000)})
+    return rooms
+
+
+def import_file(sessions: sessionmaker[Session], kind: Kind, path: Path, *, create_rooms: bool = False) -> ImportReport:
+    """Validate the whole file (a student's room against the database), then write every row in one transaction;
+    with `create_rooms`, a room that students name and that is not stored is created instead of refused."""
     _, table, key = _TARGETS[kind]
-    _, rows = validate_rows(kind, read_table(path))
+    content = read_table(path)
     with sessions() as session, session.begin():
+        room_exists = _room_finder(session)
+        checked = room_exists if kind == "anak" and not create_rooms else None
+        _, rows = validate_rows(kind, content, checked)
+        rooms = _missing_rooms(rows, room_exists) if kind == "anak" and create_rooms else []
+        if rooms:
+            session.execute(insert(Kamar), rooms)
         column = getattr(table, key)
         existing = crud.existing_ids(session, column, [r[key] for r in rows])
         crud.upsert(session, table, rows, key=(key,))
-    return ImportReport(added=len(rows) - len(existing), updated=len(existing))
+    return ImportReport(
+        added=len(rows) - len(existing), updated=len(existing), rooms_created=tuple(r["nama"] for r in rooms)
+    )

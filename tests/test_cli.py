@@ -18,8 +18,8 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from mcp_asrama import cli
-from mcp_asrama.config import DatabaseSettings, ServiceSettings, default_db_url, is_loopback
-from mcp_asrama.service.db import make_engine, make_sessionmaker
+from mcp_asrama.config import DatabaseSettings, ServiceSettings, is_loopback
+from mcp_asrama.service.db import describe, make_engine, make_sessionmaker
 from mcp_asrama.service.models import Anak, Kamar
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
 
@@ -67,7 +67,7 @@ def test_import_rejected_exits_1_with_each_error_on_stderr_and_changes_nothing(
     lines = err.splitlines()
     assert lines[0].startswith("row 2: nik: 16 digits")
     assert lines[1] == "row 3: nama: required"
-    assert lines[2] == f"{path}: 2 error(s); nothing was imported"
+    assert lines[2] == f"{path}: 2 error(s); nothing was imported into {describe(db_url)}"
     assert _stored(db_url) == before
 
 
@@ -165,6 +165,113 @@ def test_import_help_lists_the_importers_columns_and_the_shipped_example_files(
     assert Path(examples[0]).is_file() and Path(examples[2]).is_file()
 
 
+# --- --db and ASRAMA_DB_URL: a file path or a URL --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "where"),
+    [
+        ("siswa.db", "work/siswa.db"),
+        ("./data/asrama.db", "work/data/asrama.db"),
+        ("~/asrama.db", "home/asrama.db"),
+        ("{tmp}/srv/asrama.db", "srv/asrama.db"),
+    ],
+)
+def test_db_flag_takes_a_plain_file_path_for_every_command(
+    given: str, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path = tmp_path / "siswa.csv"
+    path.write_text(SISWA, encoding="utf-8")
+    assert cli.main(["import", "anak", str(path), "--db", given.format(tmp=tmp_path)]) == 0
+    db = tmp_path / where
+    assert capsys.readouterr().out.rstrip().endswith(f"(anak) in {db}")
+    assert len(_stored(f"sqlite:///{db}")["anak"]) == 2
+    assert ServiceSettings(db_url=given.format(tmp=tmp_path)).db_url == f"sqlite:///{db}"
+
+
+def test_asrama_db_url_takes_a_plain_file_path_and_blank_means_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ASRAMA_DB_URL", "sekolah.db")
+    assert DatabaseSettings().db_url == ServiceSettings().db_url == f"sqlite:///{tmp_path / 'sekolah.db'}"
+    monkeypatch.setenv("ASRAMA_DB_URL", " ")
+    assert DatabaseSettings().db_url == f"sqlite:///{tmp_path / 'data' / 'mcp-asrama' / 'asrama.db'}"
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("postgres://asrama:rahasia@db.sekolah/asrama", "'postgres' is not a database we support"),
+        ("mysql://asrama:rahasia@db.sekolah/asrama", "'mysql' is not a database we support"),
+        ("postgresql+pg8000://asrama:rahasia@db.sekolah/asrama", "the driver 'pg8000' of 'postgresql+pg8000' is not"),
+        ("postgresql+nosuch://asrama:rahasia@db.sekolah/asrama", "'postgresql+nosuch' names an unknown driver"),
+        ("postgresql+psycopg://asrama:rahasia@db.sekolah:port/asrama", "'postgresql+psycopg://…' is not a database"),
+        ("asrama:rahasia@db.sekolah/asrama", "'asrama:…' is neither a file path nor a URL"),
+    ],
+)
+@pytest.mark.parametrize("command", [["import", "anak", "siswa.csv"], ["service"], ["demo"]])
+def test_unusable_database_url_is_one_line_without_the_password_and_exit_2(
+    url: str,
+    says: str,
+    command: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([*command, "--db", url]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"configuration error: db_url: {says}")
+    assert err.count("\n") == 1
+    assert "rahasia" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.e2e
+def test_postgresql_without_the_postgres_extra_is_one_line_naming_the_extra(tmp_path: Path) -> None:
+    without_psycopg = (
+        "import sys; sys.modules['psycopg'] = None; from mcp_asrama.cli import main; "
+        "sys.exit(main(['import', 'anak', 'siswa.csv', '--db', 'postgresql+psycopg://asrama:rahasia@127.0.0.1/a']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", without_psycopg], capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "configuration error: db_url: PostgreSQL needs the postgres extra: pip install 'mcp-asrama[postgres]' "
+        "(in the project folder: .venv/bin/pip install -e '.[postgres]')"
+    ]
+
+
+def test_service_on_a_database_folder_that_cannot_be_made_exits_1_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "berkas").write_text("not a folder")
+    assert cli.main(["service", "--port", str(_free_port()), "--db", str(tmp_path / "berkas" / "asrama.db")]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"cannot use {tmp_path / 'berkas'}: File exists"]
+
+
+def test_service_on_an_unreachable_database_exits_1_with_one_line_without_the_password(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    closed = _free_port()
+    url = f"postgresql+psycopg://asrama:rahasia@127.0.0.1:{closed}/asrama"
+    assert cli.main(["service", "--port", str(_free_port()), "--db", url]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"database postgresql+psycopg://asrama:***@127.0.0.1:{closed}/asrama: cannot open it (OperationalError); "
+        "check --db or ASRAMA_DB_URL"
+    ]
+
+
+def test_messages_name_an_in_memory_database_as_such() -> None:
+    assert describe("sqlite://") == describe("sqlite:///:memory:") == "SQLite in memory (gone when the process stops)"
+
+
 # --- service settings and refusal ------------------------------------------------------------------------
 
 
@@ -229,7 +336,6 @@ def test_defaults_are_loopback_port_8000_no_token_and_a_file_in_the_data_folder(
     settings = ServiceSettings()
     assert (settings.host, settings.port, settings.token) == ("127.0.0.1", 8000, None)
     assert settings.db_url == f"sqlite:///{tmp_path / 'data' / 'mcp-asrama' / 'asrama.db'}"
-    assert default_db_url("demo.db").endswith("/mcp-asrama/demo.db")
 
 
 @pytest.mark.parametrize("token", [None, "", "  \n"])
@@ -396,14 +502,22 @@ def test_service_demo_restarted_keeps_its_data_and_does_not_add_the_demo_again(
 
 
 @pytest.mark.e2e
-def test_demo_command_serves_its_own_file_and_never_the_configured_database(
+def test_demo_command_uses_the_configured_database_and_leaves_an_old_demo_file_alone(
     tmp_path: Path, start: Callable[..., Service]
 ) -> None:
     school_db = tmp_path / "sekolah.db"
     data = tmp_path / "data" / "mcp-asrama"
+    old_demo = data / "demo.db"
+    insert_rows(f"sqlite:///{old_demo}", kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=[])
+    old_content = old_demo.read_bytes()
     mcp_port = _free_port()
-    service = start("demo", "--mcp-port", str(mcp_port), env={"ASRAMA_DB_URL": f"sqlite:///{school_db}"})
-    assert _counts(service.url, _token(data))["anak"] == 300
+    service = start(
+        "demo",
+        "--mcp-port",
+        str(mcp_port),
+        env={"ASRAMA_DB_URL": str(school_db), "XDG_DATA_HOME": str(tmp_path / "data")},
+    )
+    assert _counts(service.url, _token(tmp_path))["anak"] == 300
     # The MCP server beside it got the generated token: the demo needs no set-up.
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "cari_anak", "arguments": {}}}
     answer = httpx2.post(
@@ -414,8 +528,12 @@ def test_demo_command_serves_its_own_file_and_never_the_configured_database(
     ).json()["result"]
     assert answer["structuredContent"]["total"] == 300
     assert service.stop() == 0
-    assert (data / "demo.db").is_file()
-    assert not school_db.exists()
+    log = service.log.read_text()
+    assert f"database: {school_db}\n" in log
+    assert f"note: {old_demo} is the demo database of an earlier version and is no longer used" in log
+    assert f"to open it again: mcp-asrama demo --db {old_demo}\n" in log
+    assert old_demo.read_bytes() == old_content
+    assert len(_stored(f"sqlite:///{school_db}")["anak"]) == 300
 
 
 @pytest.mark.e2e

@@ -2,49 +2,82 @@
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from mcp_asrama import __version__
-from mcp_asrama.config import DatabaseSettings, ServiceSettings, default_db_url
+from mcp_asrama.config import DatabaseSettings, ServiceSettings, data_dir
 from mcp_asrama.logs import configure_logging
 
+OLD_DEMO_DB = "demo.db"  # where `demo` kept its data in the data folder before it used the default database
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # in a source checkout (make run)
 
 
-def _service_settings(args: argparse.Namespace) -> ServiceSettings:
+def _cannot_open(db_url: str, exc: Exception) -> str:
+    """One line for a database that cannot be used: a path the system refuses, a server that does not answer
+    (never the password, never the driver's own message)."""
+    from mcp_asrama.service.db import describe
+
+    if isinstance(exc, OSError):
+        return f"cannot use {exc.filename or 'the database'}: {exc.strerror or type(exc).__name__}"
+    return f"database {describe(db_url)}: cannot open it ({type(exc).__name__}); check --db or ASRAMA_DB_URL"
+
+
+def _start_service(args: argparse.Namespace, run: Callable[[ServiceSettings], None]) -> int:
+    """Settings from the flags and the environment, with the service's token, then `run` them (until Ctrl+C)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     overrides = {k: v for k, v in {"host": args.host, "port": args.port, "db_url": args.db}.items() if v is not None}
-    return ServiceSettings(**overrides).with_token()
+    settings = ServiceSettings(**overrides)
+    try:
+        run(settings.with_token())
+    except (OSError, SQLAlchemyError) as exc:
+        print(_cannot_open(settings.db_url, exc), file=sys.stderr)
+        return 1
+    return 0
 
 
 def cmd_service(args: argparse.Namespace) -> int:
     """Run the data service."""
     from mcp_asrama.launch import run_service
 
-    run_service(_service_settings(args), demo=args.demo)
-    return 0
+    return _start_service(args, lambda settings: run_service(settings, demo=args.demo))
+
+
+def _old_demo_note(db_url: str) -> None:
+    """Say that the demo's file of an earlier version is left alone, and how to open it again."""
+    from mcp_asrama.service.db import describe
+
+    old = data_dir() / OLD_DEMO_DB
+    if old.is_file() and describe(db_url) != str(old.resolve()):
+        print(
+            f"note: {old} is the demo database of an earlier version and is no longer used (the demo now uses the "
+            f"same database as service and import); to open it again: mcp-asrama demo --db {old}",
+            file=sys.stderr,
+        )
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Run the data service on a demo SQLite database and the MCP server over HTTP beside it."""
+    """Run the data service on the default database (demo data added while it is empty) and the MCP server over
+    HTTP beside it."""
     from mcp_asrama.launch import run_demo
     from mcp_asrama.server.settings import ServerSettings
 
-    if args.db is None:
-        args.db = default_db_url("demo.db")
-    service = _service_settings(args)
-    server = ServerSettings(
-        api_url=f"http://{service.host}:{service.port}",
-        api_token=service.token,
-        transport="http",
-        mcp_host=service.host,
-        mcp_port=args.mcp_port,
-    )
-    run_demo(service, server)
-    return 0
+    def run(service: ServiceSettings) -> None:
+        server = ServerSettings(
+            api_url=f"http://{service.host}:{service.port}",
+            api_token=service.token,
+            transport="http",
+            mcp_host=service.host,
+            mcp_port=args.mcp_port,
+        )
+        _old_demo_note(service.db_url)
+        run_demo(service, server)
+
+    return _start_service(args, run)
 
 
 SERVE_FLAGS = {  # flag destination -> ServerSettings field (the env name is ASRAMA_ + the field, upper case)
@@ -129,21 +162,22 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.buat_kamar and args.kind != "anak":
         print("import: --buat-kamar creates the rooms that students name: use it with import anak", file=sys.stderr)
         return 2
-    db_url = args.db or DatabaseSettings().db_url
-    engine = make_engine(db_url)
+    db_url = (DatabaseSettings(db_url=args.db) if args.db is not None else DatabaseSettings()).db_url
     try:
-        init_schema(engine)
-        report = import_file(make_sessionmaker(engine), args.kind, Path(args.file), create_rooms=args.buat_kamar)
+        engine = make_engine(db_url)
+        try:
+            init_schema(engine)
+            report = import_file(make_sessionmaker(engine), args.kind, Path(args.file), create_rooms=args.buat_kamar)
+        finally:
+            engine.dispose()
     except ImportRejected as rejected:
         for line in rejected.errors:
             print(line, file=sys.stderr)
-        print(f"{args.file}: {rejected}", file=sys.stderr)
+        print(f"{args.file}: {rejected} into {describe(db_url)}", file=sys.stderr)
         return 1
-    except SQLAlchemyError as exc:
-        print(f"database {describe(db_url)}: {type(exc).__name__}; nothing was imported", file=sys.stderr)
+    except (OSError, SQLAlchemyError) as exc:
+        print(f"{_cannot_open(db_url, exc)}; nothing was imported", file=sys.stderr)
         return 1
-    finally:
-        engine.dispose()
     print(f"{args.file}: {report.added} added, {report.updated} updated ({args.kind}) in {describe(db_url)}")
     if report.rooms_created:
         print(
@@ -216,7 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def db_flag(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--db", help="database URL (default: ASRAMA_DB_URL or a SQLite file in the data folder)")
+        p.add_argument(
+            "--db",
+            metavar="PATH|URL",
+            help="a SQLite file (e.g. ./asrama.db) or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/DBNAME "
+            f"(default: ASRAMA_DB_URL, else {data_dir() / 'asrama.db'}: the same for service, demo and import)",
+        )
 
     service = commands.add_parser("service", help="run the REST data service")
     service.add_argument("--host", help="address to bind (default 127.0.0.1)")
@@ -225,7 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     service.add_argument("--demo", action="store_true", help="fill an empty database with demo data first")
     service.set_defaults(func=cmd_service)
 
-    demo = commands.add_parser("demo", help="run the data service with demo data and the MCP server over HTTP")
+    demo = commands.add_parser(
+        "demo", help="run the data service (demo data while its database is empty) and the MCP server over HTTP"
+    )
     demo.add_argument("--host", help="address to bind (default 127.0.0.1)")
     demo.add_argument("--port", type=int, help="data service port (default 8000)")
     demo.add_argument("--mcp-port", type=int, default=8001, help="MCP server port (default 8001)")

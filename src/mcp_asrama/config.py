@@ -3,6 +3,7 @@
 import ipaddress
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Annotated, Self
@@ -31,9 +32,51 @@ def data_dir() -> Path:
     return Path(base) / "mcp-asrama"
 
 
-def default_db_url(name: str = "asrama.db") -> str:
-    """A SQLite URL for a file in the data directory."""
-    return f"sqlite:///{data_dir() / name}"
+def default_db_url() -> str:
+    """The database every command uses by default: `asrama.db` in the data folder (SQLite)."""
+    return f"sqlite:///{data_dir() / 'asrama.db'}"
+
+
+_DATABASE_FORMS = "give a file path (SQLite) or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/DBNAME"
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+
+def database_url(value: str) -> str:
+    """A database setting as a SQLAlchemy URL: a URL (`…://…`) as given, a file path as an absolute SQLite URL,
+    blank as the default. ValueError in one line, never with the password, for a URL that cannot be used."""
+    text = value.strip()
+    if not text:
+        return default_db_url()
+    found = _SCHEME.match(text)
+    scheme = found.group() if found else ""  # named in messages: the rest may hold a password
+    if "://" not in text:
+        if len(scheme) > 1 and text[len(scheme) :].startswith(":"):  # `postgresql:…`, `user:pass@…`; not a drive `C:`
+            raise ValueError(f"'{scheme}:…' is neither a file path nor a URL: {_DATABASE_FORMS}")
+        return f"sqlite:///{Path(text).expanduser().resolve()}"
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(text)
+    except (ArgumentError, ValueError):  # a malformed URL, a port that is not a number
+        raise ValueError(f"'{scheme}://…' is not a database URL: {_DATABASE_FORMS}") from None
+    if url.get_backend_name() not in {"sqlite", "postgresql"}:
+        raise ValueError(f"'{scheme}' is not a database we support (SQLite or PostgreSQL): {_DATABASE_FORMS}")
+    try:
+        url.get_dialect().import_dbapi()
+    except ArgumentError:  # a driver SQLAlchemy does not know
+        raise ValueError(f"'{scheme}' names an unknown driver: {_DATABASE_FORMS}") from None
+    except ImportError:
+        if url.get_driver_name() == "psycopg":
+            raise ValueError(
+                "PostgreSQL needs the postgres extra: pip install 'mcp-asrama[postgres]' "
+                "(in the project folder: .venv/bin/pip install -e '.[postgres]')"
+            ) from None
+        raise ValueError(
+            f"the driver '{url.get_driver_name()}' of '{scheme}' is not installed: use postgresql+psycopg:// "
+            "with the postgres extra"
+        ) from None
+    return text
 
 
 def comma_list(value: object) -> object:
@@ -61,11 +104,14 @@ def local_token() -> str | None:
 
 
 class DatabaseSettings(BaseSettings):
-    """Where the data lives (`ASRAMA_DB_URL`): all that commands such as `import` need."""
+    """Where the data lives (`ASRAMA_DB_URL`: a URL or a SQLite file's path), the same for every command: all that
+    commands such as `import` need."""
 
     model_config = SettingsConfigDict(env_prefix="ASRAMA_", extra="ignore", validate_by_name=True)
 
     db_url: str = Field(default_factory=default_db_url)
+
+    _db_url = field_validator("db_url", mode="after")(database_url)
 
 
 class ConnectionLimits(BaseSettings):

@@ -113,8 +113,10 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
 
 
 def describe(url: str) -> str:
-    """The URL without its password, or the file path for SQLite (for start-up messages)."""
+    """Which database `url` names, for messages: a SQLite file's absolute path, else the URL without its password."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        return str(Path(parsed.database or ":memory:").expanduser().resolve())
+        if parsed.database in (None, "", ":memory:"):
+            return "SQLite in memory (gone when the process stops)"
+        return str(Path(parsed.database).expanduser().resolve())
     return parsed.render_as_string(hide_password=True)

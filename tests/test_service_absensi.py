@@ -12,6 +12,7 @@ from mcp_asrama.service.db import make_engine
 from mcp_asrama.service.models import Absensi
 from tests.conftest import (
     BACKENDS,
+    TUTORIAL_ABSENSI,
     TUTORIAL_ANAK,
     TUTORIAL_KAMAR,
     fresh_database,
@@ -132,6 +133,82 @@ async def test_day_with_impossible_date_is_422(reader: httpx2.AsyncClient, tangg
 async def test_leap_day_is_a_date(reader: httpx2.AsyncClient) -> None:
     response = await reader.get("/absensi", params={"tanggal": "2028-02-29"})
     assert response.json() == {"tanggal": "2028-02-29", "data": []}
+
+
+# --- GET /absensi?semua_anak=true: every student of the filter --------------------------------------------------
+
+# Imported after the day was recorded: in 7A, without a room, herself `pulang` (she still expects a record).
+DEWI_ANAK = {"id": "N001", "nama": "Dewi Anggraini", "kelas": "7A", "kamar": None, "status": "pulang",
+             "nik": "3171000000000004", "no_hp_wali": "081200000004", "alamat": "Jl. Anggrek No. 4, Bogor"}  # fmt: skip
+DEWI = {"id_anak": "N001", "status": "belum_dicatat", "nama": "Dewi Anggraini", "kelas": "7A"}
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def imported_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with fresh_database(request.param, tmp_path_factory.mktemp("db")) as url:
+        insert_rows(url, kamar=TUTORIAL_KAMAR, anak=[*TUTORIAL_ANAK, DEWI_ANAK], absensi=TUTORIAL_ABSENSI)
+        yield url
+
+
+@pytest.fixture
+async def imported(imported_db: str) -> AsyncIterator[httpx2.AsyncClient]:
+    """The tutorial's data plus one student without a record on 2026-10-06 (read only)."""
+    async for client in serve_db(imported_db):
+        yield client
+
+
+async def test_semua_anak_adds_each_student_without_a_record_as_belum_dicatat(imported: httpx2.AsyncClient) -> None:
+    response = await imported.get("/absensi", params={"tanggal": HARI, "semua_anak": "true"})
+    assert response.status_code == 200
+    assert response.json() == {"tanggal": HARI, "data": [AHMAD, CITRA, DEWI, BUDI], "semua_anak": True}
+    assert not any(DEWI_ANAK[f] in response.text for f in ("nik", "no_hp_wali", "alamat"))
+
+
+async def test_without_semua_anak_the_day_is_its_records_as_before(imported: httpx2.AsyncClient) -> None:
+    response = await imported.get("/absensi", params={"tanggal": HARI})
+    assert response.json() == {"tanggal": HARI, "data": [AHMAD, CITRA, BUDI]}
+    unset = await imported.get("/absensi", params={"tanggal": HARI, "semua_anak": "false"})
+    assert unset.json() == response.json()
+
+
+async def test_semua_anak_on_a_day_without_records_lists_every_student(imported: httpx2.AsyncClient) -> None:
+    body = (await imported.get("/absensi", params={"tanggal": "2026-10-07", "semua_anak": "1"})).json()
+    assert [(r["id_anak"], r["status"]) for r in body["data"]] == [
+        ("A001", "belum_dicatat"),
+        ("A003", "belum_dicatat"),
+        ("N001", "belum_dicatat"),
+        ("A002", "belum_dicatat"),
+    ]
+    assert not any("keterangan" in r for r in body["data"])
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"kelas": "7a"}, ["A001", "A003", "N001"]),
+        ({"kamar": "aisyah 2"}, ["A003"]),
+        ({"status": "hadir"}, ["A001", "A002"]),
+        ({"status": "belum_dicatat"}, ["N001"]),
+        ({"kelas": "8B", "status": "belum_dicatat"}, []),
+    ],
+)
+async def test_semua_anak_filters_by_class_room_and_status(
+    imported: httpx2.AsyncClient, params: dict[str, str], expected: list[str]
+) -> None:
+    response = await imported.get("/absensi", params={"tanggal": HARI, "semua_anak": "true", **params})
+    assert [r["id_anak"] for r in response.json()["data"]] == expected
+
+
+async def test_status_belum_dicatat_implies_semua_anak(imported: httpx2.AsyncClient) -> None:
+    response = await imported.get("/absensi", params={"tanggal": HARI, "status": "belum_dicatat"})
+    assert response.json() == {"tanggal": HARI, "data": [DEWI], "semua_anak": True}
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", ""])
+async def test_semua_anak_must_be_a_boolean(imported: httpx2.AsyncClient, value: str) -> None:
+    response = await imported.get("/absensi", params={"tanggal": HARI, "semua_anak": value})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["query", "semua_anak"]
 
 
 # --- GET /absensi/rekap ----------------------------------------------------------------------------------------
@@ -310,6 +387,12 @@ async def test_put_records_a_new_day_and_returns_it(service: httpx2.AsyncClient,
     day = await service.get("/absensi", params={"tanggal": "2026-10-07"})
     assert day.json()["data"] == [recorded]
     assert rows_stored(tutorial_db, "2026-10-07", "A001") == [("sakit", "Demam")]
+    everyone = (await service.get("/absensi", params={"tanggal": "2026-10-07", "semua_anak": "true"})).json()
+    assert [(r["id_anak"], r["status"]) for r in everyone["data"]] == [
+        ("A001", "sakit"),
+        ("A003", "belum_dicatat"),
+        ("A002", "belum_dicatat"),
+    ]
 
 
 async def test_put_twice_is_idempotent(service: httpx2.AsyncClient, tutorial_db: str) -> None:
@@ -365,6 +448,7 @@ async def test_put_for_unknown_student_is_404_and_writes_nothing(service: httpx2
     [
         {"status": "terlambat"},
         {"status": "aktif"},
+        {"status": "belum_dicatat"},
         {"status": ""},
         {"status": None},
         {"status": 1},

@@ -5,13 +5,13 @@ from datetime import date
 from itertools import product
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, column, func, or_, select, text
+from sqlalchemy import ColumnElement, Integer, and_, column, func, or_, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service.db import NAME_INDEX
 from mcp_asrama.service.models import Absensi, Anak, Base, Kamar
-from mcp_asrama.service.schemas import STATUS_ABSENSI
+from mcp_asrama.service.schemas import BELUM_DICATAT, STATUS_ABSENSI
 
 
 def _dialect(session: Session) -> str:
@@ -126,17 +126,23 @@ def absensi_harian(
     kelas: str | None,
     kamar: str | None,
     status: str | None,
+    semua_anak: bool = False,
 ) -> list[dict[str, Any]]:
-    """The attendance records of one day with each student's name, class and room."""
+    """One day's attendance records with each student's name, class and room. With `semua_anak`, every student of
+    the filter: one without a record has status `belum_dicatat` (and `status="belum_dicatat"` keeps only those)."""
+    recorded = and_(Absensi.id_anak == Anak.id, Absensi.tanggal == tanggal)
     query = (
-        select(Absensi.id_anak, Absensi.status, Absensi.keterangan, Anak.nama, Anak.kelas, Anak.kamar)
-        .join(Anak, Anak.id == Absensi.id_anak)
-        .where(Absensi.tanggal == tanggal, *_anak_filters(session, kelas=kelas, kamar=kamar))
+        select(Anak.id.label("id_anak"), Absensi.status, Absensi.keterangan, Anak.nama, Anak.kelas, Anak.kamar)
+        .select_from(Anak)
+        .join(Absensi, recorded, isouter=semua_anak)
+        .where(*_anak_filters(session, kelas=kelas, kamar=kamar))
         .order_by(Anak.kelas, Anak.nama, Anak.id)
     )
-    if status:
+    if status == BELUM_DICATAT:
+        query = query.where(Absensi.id_anak.is_(None))
+    elif status:
         query = query.where(Absensi.status == status)
-    return [dict(r) for r in session.execute(query).mappings()]
+    return [{**r, "status": r["status"] or BELUM_DICATAT} for r in session.execute(query).mappings()]
 
 
 def rekap_absensi(

@@ -34,6 +34,8 @@ Cari = Annotated[str, StringConstraints(max_length=200), TanpaNul]
 """A search term, filter or looked-up id in a request (query or path): at most 200 characters, no NUL."""
 StatusAnak = Literal["aktif", "izin", "sakit", "pulang"]
 StatusAbsensi = Literal["hadir", "izin", "sakit", "alpa"]
+StatusHarian = Literal["hadir", "izin", "sakit", "alpa", "belum_dicatat"]
+"""The status of a row of `GET /absensi`: one recorded, or `belum_dicatat` (a student without a record that day)."""
 JenisKelamin = Literal["L", "P"]
 
 
@@ -48,6 +50,7 @@ def _iso_date_text(value: object) -> object:
 
 Tanggal = Annotated[date, BeforeValidator(_iso_date_text)]
 STATUS_ABSENSI: tuple[StatusAbsensi, ...] = ("hadir", "izin", "sakit", "alpa")
+BELUM_DICATAT: StatusHarian = "belum_dicatat"
 
 
 class _Strict(BaseModel):
@@ -137,7 +140,8 @@ class AbsensiIn(_Strict):
 
 
 class AbsensiPublic(BaseModel):
-    """One attendance record, with who the student is (so clients need not look each one up)."""
+    """One attendance record, with who the student is (so clients need not look each one up); a student without a
+    record that day has status `belum_dicatat` and no `keterangan`."""
 
     id_anak: str
     status: str
@@ -148,10 +152,12 @@ class AbsensiPublic(BaseModel):
 
 
 class AbsensiHarian(BaseModel):
-    """`GET /absensi`: the records of one day."""
+    """`GET /absensi`: the records of one day; `semua_anak` (true, else left out) when `data` holds every student of
+    the filter, those without a record as `belum_dicatat`."""
 
     tanggal: date
     data: list[AbsensiPublic]
+    semua_anak: bool | None = None
 
 
 class JumlahStatus(BaseModel):

@@ -8,6 +8,7 @@ from mcp_asrama.service import crud
 from mcp_asrama.service.deps import SessionDep, TokenDep
 from mcp_asrama.service.models import Absensi
 from mcp_asrama.service.schemas import (
+    BELUM_DICATAT,
     STATUS_ABSENSI,
     AbsensiHarian,
     AbsensiIn,
@@ -16,7 +17,7 @@ from mcp_asrama.service.schemas import (
     JumlahStatus,
     RekapAbsensi,
     RekapAnak,
-    StatusAbsensi,
+    StatusHarian,
     Tanggal,
 )
 
@@ -32,11 +33,16 @@ def absensi_harian(
     tanggal: Annotated[Tanggal, Query(description="YYYY-MM-DD")],
     kelas: Filter = None,
     kamar: Filter = None,
-    status: StatusAbsensi | None = None,
+    status: StatusHarian | None = None,
+    semua_anak: Annotated[
+        bool, Query(description="Sertakan setiap anak filter yang belum punya catatan hari itu (status belum_dicatat)")
+    ] = False,
 ) -> AbsensiHarian:
-    """The attendance records of one day (a day without records gives an empty list)."""
-    rows = crud.absensi_harian(session, tanggal, kelas=kelas, kamar=kamar, status=status)
-    return AbsensiHarian(tanggal=tanggal, data=[AbsensiPublic(**r) for r in rows])
+    """The attendance records of one day (a day without records gives an empty list). With `semua_anak=true`
+    (implied by `status=belum_dicatat`), every student of the filter: `belum_dicatat` where there is no record."""
+    semua_anak = semua_anak or status == BELUM_DICATAT
+    rows = crud.absensi_harian(session, tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak)
+    return AbsensiHarian(tanggal=tanggal, data=[AbsensiPublic(**r) for r in rows], semua_anak=semua_anak or None)
 
 
 @router.get("/rekap", response_model=RekapAbsensi)

@@ -164,10 +164,11 @@ def _check_token(authorization: str | None) -> None:
         raise HTTPException(status_code=401, detail="Token tidak valid")
 
 
-def tutorial_upstream() -> FastAPI:
+def tutorial_upstream(extra: list[dict[str, Any]] | None = None) -> FastAPI:
     """The tutorial's mock service, contract and all: personal fields in every record, `/anak` knows only nama,
-    kelas, kamar and limit (other query parameters are ignored), `/absensi` records carry only id_anak, status and
-    keterangan, and there is no `/absensi/rekap`."""
+    kelas, kamar and limit (other query parameters, `offset` too, are ignored), `/absensi` records carry only
+    id_anak, status and keterangan, and there is no `/absensi/rekap`. On 2026-10-07 A003 has no record yet;
+    `extra` students have none at all."""
     anak = [
         {"id": "A001", "nama": "Ahmad Fauzi", "kelas": "7A", "kamar": "Al-Fatih 1", "status": "aktif",
          "nik": "3171xxxxxxxx0001", "no_hp_wali": "0812xxxx001", "alamat": "Jl. Melati No. 1, Bogor",
@@ -179,6 +180,7 @@ def tutorial_upstream() -> FastAPI:
          "nik": "3171xxxxxxxx0003", "no_hp_wali": "0812xxxx003", "alamat": "Jl. Kenanga No. 3, Bekasi",
          "nama_wali": "Bapak Joko"},
     ]  # fmt: skip
+    anak += extra or []
     kamar = [
         {"nama": "Al-Fatih 1", "gedung": "Putra", "kapasitas": 6, "musyrif": "Ust. Ridwan"},
         {"nama": "Aisyah 2", "gedung": "Putri", "kapasitas": 6, "musyrif": "Ustz. Halimah"},
@@ -188,7 +190,8 @@ def tutorial_upstream() -> FastAPI:
             {"id_anak": "A001", "status": "hadir"},
             {"id_anak": "A002", "status": "hadir"},
             {"id_anak": "A003", "status": "izin", "keterangan": "Pulang, acara keluarga"},
-        ]
+        ],
+        "2026-10-07": [{"id_anak": "A001", "status": "hadir"}, {"id_anak": "A002", "status": "alpa"}],
     }
     app = FastAPI()
 

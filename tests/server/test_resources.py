@@ -75,7 +75,7 @@ async def test_absensi_resource_is_the_same_as_absensi_harian(mcp: Client) -> No
     value = await read_json(mcp, "asrama://absensi/2026-10-06")
     tool = await mcp.call_tool("absensi_harian", {"tanggal": "2026-10-06"})
     assert value == tool.structured_content
-    assert value["per_status"] == {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0}
+    assert value["per_status"] == {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0, "belum_dicatat": 0}
 
 
 async def test_unknown_anak_is_invalid_params(mcp: Client) -> None:

@@ -63,7 +63,7 @@ async def test_attendance_counts_only_visible_students(service_app: FastAPI, era
     async with scoped(service_app, era, ["kamar:Al-Fatih 1"]) as client:
         day = await call_ok(client, "absensi_harian", {"tanggal": "2026-10-06"})
         assert day["jumlah_anak"] == 2
-        assert day["per_status"] == {"hadir": 2, "izin": 0, "sakit": 0, "alpa": 0}
+        assert day["per_status"] == {"hadir": 2, "izin": 0, "sakit": 0, "alpa": 0, "belum_dicatat": 0}
         assert day["tidak_hadir"] == []
     async with scoped(service_app, era, ["kelas:7A"]) as client:
         day = await call_ok(client, "absensi_harian", {"tanggal": "2026-10-06"})
@@ -149,6 +149,14 @@ async def test_scoped_attendance_fails_closed_when_the_service_omits_kelas_and_k
     async with scoped(tutorial_upstream(), era, MUSYRIF_AISYAH) as client:
         text = await call_error(client, "absensi_harian", {"tanggal": "2026-10-06"})
         assert "wewenang" in text
+
+
+async def test_a_scoped_search_the_service_cannot_page_through_is_an_error_not_a_short_count(era: str) -> None:
+    # 150 more students in Al-Fatih 1: more than one page, and the tutorial's /anak ignores offset.
+    extra = [{"id": f"T{i:03d}", "nama": f"Santri {i:03d}", "kelas": "9A", "kamar": "Al-Fatih 1"} for i in range(150)]
+    async with scoped(tutorial_upstream(extra), era, ["kamar:Al-Fatih 1"]) as client:
+        text = await call_error(client, "cari_anak", {})
+    assert "Terlalu banyak anak" in text and "persempit" in text
 
 
 @pytest.mark.parametrize(

@@ -147,7 +147,7 @@ async def test_absensi_harian_counts_per_status_and_lists_who_is_not_hadir(mcp: 
     body = await call_ok(mcp, "absensi_harian", {"tanggal": "2026-10-06"})
     assert body["tanggal"] == "2026-10-06"
     assert body["jumlah_anak"] == 3
-    assert body["per_status"] == {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0}
+    assert body["per_status"] == {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0, "belum_dicatat": 0}
     assert body["tidak_hadir"] == [
         {
             "id_anak": "A003",
@@ -163,19 +163,24 @@ async def test_absensi_harian_counts_per_status_and_lists_who_is_not_hadir(mcp: 
 
 async def test_absensi_harian_lists_every_kind_of_absence(mcp: Client) -> None:
     body = await call_ok(mcp, "absensi_harian", {"tanggal": "2026-10-08"})
-    assert body["per_status"] == {"hadir": 1, "izin": 0, "sakit": 1, "alpa": 1}
+    assert body["per_status"] == {"hadir": 1, "izin": 0, "sakit": 1, "alpa": 1, "belum_dicatat": 0}
     assert sorted((r["id_anak"], r["status"]) for r in body["tidak_hadir"]) == [("A001", "sakit"), ("A002", "alpa")]
 
 
 @pytest.mark.parametrize(
     ("filters", "jumlah", "per_status", "listed"),
     [
-        ({"kelas": "7A"}, 2, {"hadir": 1, "izin": 1, "sakit": 0, "alpa": 0}, ["A003"]),
-        ({"kamar": "Al-Fatih 1"}, 2, {"hadir": 2, "izin": 0, "sakit": 0, "alpa": 0}, []),
-        ({"kelas": "8B"}, 1, {"hadir": 1, "izin": 0, "sakit": 0, "alpa": 0}, []),
-        ({"status": "hadir"}, 3, {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0}, ["A001", "A002"]),
-        ({"status": "sakit"}, 3, {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0}, []),
-        ({"kelas": "7A", "status": "izin"}, 2, {"hadir": 1, "izin": 1, "sakit": 0, "alpa": 0}, ["A003"]),
+        ({"kelas": "7A"}, 2, {"hadir": 1, "izin": 1, "sakit": 0, "alpa": 0, "belum_dicatat": 0}, ["A003"]),
+        ({"kamar": "Al-Fatih 1"}, 2, {"hadir": 2, "izin": 0, "sakit": 0, "alpa": 0, "belum_dicatat": 0}, []),
+        ({"kelas": "8B"}, 1, {"hadir": 1, "izin": 0, "sakit": 0, "alpa": 0, "belum_dicatat": 0}, []),
+        ({"status": "hadir"}, 3, {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0, "belum_dicatat": 0}, ["A001", "A002"]),
+        ({"status": "sakit"}, 3, {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0, "belum_dicatat": 0}, []),
+        (
+            {"kelas": "7A", "status": "izin"},
+            2,
+            {"hadir": 1, "izin": 1, "sakit": 0, "alpa": 0, "belum_dicatat": 0},
+            ["A003"],
+        ),
     ],
 )
 async def test_absensi_harian_filters(
@@ -187,11 +192,24 @@ async def test_absensi_harian_filters(
     assert sorted(ids(body["tidak_hadir"], "id_anak")) == listed
 
 
-async def test_absensi_harian_day_without_records_says_so(mcp: Client) -> None:
+async def test_absensi_harian_day_without_records_says_so_and_lists_everyone_as_belum_dicatat(mcp: Client) -> None:
     body = await call_ok(mcp, "absensi_harian", {"tanggal": "2026-01-01"})
-    assert (body["jumlah_anak"], body["tidak_hadir"]) == (0, [])
-    assert body["per_status"] == {"hadir": 0, "izin": 0, "sakit": 0, "alpa": 0}
+    assert body["jumlah_anak"] == 3
+    assert body["per_status"] == {"hadir": 0, "izin": 0, "sakit": 0, "alpa": 0, "belum_dicatat": 3}
+    assert [(r["id_anak"], r["status"], r["nama"]) for r in body["tidak_hadir"]] == [
+        ("A001", "belum_dicatat", "Ahmad Fauzi"),
+        ("A003", "belum_dicatat", "Citra Lestari"),
+        ("A002", "belum_dicatat", "Budi Santoso"),
+    ]
     assert "Belum ada data absensi" in body["catatan"]
+
+
+async def test_absensi_harian_lists_absences_before_students_not_yet_recorded(mcp: Client) -> None:
+    body = await call_ok(mcp, "absensi_harian", {"tanggal": "2026-10-09"})
+    assert body["per_status"] == {"hadir": 0, "izin": 0, "sakit": 1, "alpa": 0, "belum_dicatat": 2}
+    listed = [(r["id_anak"], r["status"]) for r in body["tidak_hadir"]]
+    assert listed == [("A002", "sakit"), ("A001", "belum_dicatat"), ("A003", "belum_dicatat")]
+    assert "catatan" not in body
 
 
 # --- rekap_absensi --------------------------------------------------------------------------------------------
@@ -341,7 +359,7 @@ async def test_absensi_harian_of_a_big_school_stays_within_budget(crowded_app: A
         text = text_of(await client.call_tool("absensi_harian", {"tanggal": "2026-10-06"}))
     assert len(text) <= RESULT_BUDGET + 1000
     assert body["jumlah_anak"] == 1000
-    assert body["per_status"] == {"hadir": 0, "izin": 0, "sakit": 0, "alpa": 1000}
+    assert body["per_status"] == {"hadir": 0, "izin": 0, "sakit": 0, "alpa": 1000, "belum_dicatat": 0}
     assert 0 < len(body["tidak_hadir"]) < 1000
     assert "dipotong" in body["catatan"]
     assert "kelas" in body["catatan"]

@@ -6,8 +6,9 @@ from collections.abc import AsyncIterator
 import pytest
 from mcp import Client
 
+from mcp_asrama.server import scoped
 from tests.server.conftest import connect, server_for
-from tests.server.support import Recording, call_error, call_ok, tutorial_upstream
+from tests.server.support import Recording, call_error, call_ok, leaky_upstream, tutorial_upstream
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +27,7 @@ async def bare(upstream: Recording, era: str) -> AsyncIterator[Client]:
 async def test_absensi_harian_without_filter_works_and_notes_the_missing_names(bare: Client) -> None:
     body = await call_ok(bare, "absensi_harian", {"tanggal": "2026-10-06"})
     assert body["jumlah_anak"] == 3
-    assert body["per_status"] == {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0}
+    assert body["per_status"] == {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0, "belum_dicatat": 0}
     assert body["tidak_hadir"] == [{"id_anak": "A003", "status": "izin", "keterangan": "Pulang, acara keluarga"}]
     assert "nama/kelas/kamar" in body["catatan"]
     assert "detail_anak" in body["catatan"]
@@ -44,6 +45,47 @@ async def test_absensi_harian_filter_the_service_cannot_apply_is_a_clear_error(
 async def test_absensi_harian_status_filter_works_without_the_service(bare: Client) -> None:
     body = await call_ok(bare, "absensi_harian", {"tanggal": "2026-10-06", "status": "hadir"})
     assert sorted(r["id_anak"] for r in body["tidak_hadir"]) == ["A001", "A002"]
+
+
+async def test_absensi_harian_names_the_students_without_a_record_from_the_student_list(
+    bare: Client, upstream: Recording
+) -> None:
+    body = await call_ok(bare, "absensi_harian", {"tanggal": "2026-10-07"})
+    assert body["jumlah_anak"] == (await call_ok(bare, "cari_anak", {}))["total"] == 3
+    assert body["per_status"] == {"hadir": 1, "izin": 0, "sakit": 0, "alpa": 1, "belum_dicatat": 1}
+    assert body["tidak_hadir"] == [
+        {"id_anak": "A002", "status": "alpa"},
+        {"id_anak": "A003", "status": "belum_dicatat", "nama": "Citra Lestari", "kelas": "7A", "kamar": "Aisyah 2"},
+    ]
+    assert upstream.paths[:2] == [b"/absensi", b"/anak"]
+    only = await call_ok(bare, "absensi_harian", {"tanggal": "2026-10-07", "status": "belum_dicatat"})
+    assert [r["id_anak"] for r in only["tidak_hadir"]] == ["A003"]
+
+
+async def test_absensi_harian_does_not_guess_when_the_service_cannot_list_every_student(era: str) -> None:
+    # 150 more students: more than one page, and the tutorial's /anak ignores offset (its pages repeat).
+    extra = [{"id": f"T{i:03d}", "nama": f"Santri {i:03d}", "kelas": "9A", "kamar": "Al-Fatih 1"} for i in range(150)]
+    upstream = Recording(tutorial_upstream(extra))
+    async with connect(server_for(upstream), era) as client:
+        body = await call_ok(client, "absensi_harian", {"tanggal": "2026-10-06"})
+    assert body["jumlah_anak"] == 3
+    assert body["per_status"] == {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0}
+    assert [r["id_anak"] for r in body["tidak_hadir"]] == ["A003"]
+    assert "tidak bisa mendaftar semua anak" in body["catatan"]
+    assert "belum dicatat tidak dihitung" in body["catatan"]
+    assert upstream.paths == [b"/absensi", b"/anak", b"/anak"]
+
+
+async def test_listing_the_students_of_a_day_is_bounded(era: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A service that pages properly but lacks `semua_anak`, with a bound of two students (one per page).
+    monkeypatch.setattr(scoped, "PAGE", 1)
+    monkeypatch.setattr(scoped, "MAX_SCOPED_ROWS", 2)
+    upstream = Recording(leaky_upstream())
+    async with connect(server_for(upstream), era) as client:
+        body = await call_ok(client, "absensi_harian", {"tanggal": "2026-10-06"})
+    assert "belum_dicatat" not in body["per_status"]
+    assert "tidak bisa mendaftar semua anak" in body["catatan"]
+    assert upstream.paths == [b"/absensi", b"/anak", b"/anak"]
 
 
 async def test_rekap_absensi_says_the_service_lacks_it(bare: Client, upstream: Recording) -> None:

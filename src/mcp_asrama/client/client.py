@@ -102,12 +102,18 @@ class AsramaClient:
         return await self._get("/kamar", DaftarKamar)
 
     async def absensi(
-        self, tanggal: date, *, kelas: str | None = None, kamar: str | None = None, status: str | None = None
+        self,
+        tanggal: date,
+        *,
+        kelas: str | None = None,
+        kamar: str | None = None,
+        status: str | None = None,
+        semua_anak: bool = False,
     ) -> AbsensiHarian:
-        """`GET /absensi` of one day."""
-        return await self._get(
-            "/absensi", AbsensiHarian, _params(tanggal=tanggal, kelas=kelas, kamar=kamar, status=status)
-        )
+        """`GET /absensi` of one day; `semua_anak` asks for every student of the filter (a service of the tutorial's
+        contract ignores it: its answer then lacks `semua_anak`)."""
+        params = _params(tanggal=tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak or None)
+        return await self._get("/absensi", AbsensiHarian, params)
 
     async def rekap(
         self,

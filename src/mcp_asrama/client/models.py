@@ -52,8 +52,13 @@ class DaftarKamar(_Upstream):
     data: list[Kamar]
 
 
+# The status of a row for a student without a record that day (our service's `semua_anak`, or our fallback).
+BELUM_DICATAT = "belum_dicatat"
+
+
 class CatatanAbsensi(_Upstream):
-    """One attendance record; a bare tutorial-contract service sends no nama/kelas/kamar."""
+    """One attendance record, or a student without one (`BELUM_DICATAT`); a bare tutorial-contract service sends
+    no nama/kelas/kamar."""
 
     id_anak: str
     status: str
@@ -64,10 +69,11 @@ class CatatanAbsensi(_Upstream):
 
 
 class AbsensiHarian(_Upstream):
-    """`GET /absensi`."""
+    """`GET /absensi`; `semua_anak` true when `data` holds every student of the filter (our service's extension)."""
 
     tanggal: date | str
     data: list[CatatanAbsensi]
+    semua_anak: bool | None = None
 
 
 class JumlahStatus(_Upstream):

@@ -49,8 +49,8 @@ Kelas = Annotated[str | None, Field(max_length=20, description="Kelas persis, mi
 Kamar = Annotated[str | None, Field(max_length=100, description="Nama kamar persis, mis. 'Al-Fatih 1'")]
 StatusAnak = Annotated[Literal["aktif", "izin", "sakit", "pulang"] | None, Field(description="Status anak di asrama")]
 StatusAbsensi = Annotated[
-    Literal["hadir", "izin", "sakit", "alpa"] | None,
-    Field(description="Hanya tampilkan anak dengan status absensi ini"),
+    Literal["hadir", "izin", "sakit", "alpa", "belum_dicatat"] | None,
+    Field(description="Hanya tampilkan anak dengan status absensi ini ('belum_dicatat': belum punya catatan hari itu)"),
 ]
 Limit = Annotated[int, Field(ge=1, le=100, description="Jumlah anak per halaman (1–100)")]
 Offset = Annotated[int, Field(ge=0, le=1_000_000, description="Lewati sejumlah anak (untuk halaman berikutnya)")]

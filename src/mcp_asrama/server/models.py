@@ -32,14 +32,22 @@ class HasilDaftarKamar(_Result):
     catatan: str | None = None
 
 
+class JumlahHarian(JumlahStatus):
+    """Counts per status of one day, with the students who have no record yet."""
+
+    belum_dicatat: int | None = Field(
+        None, description="Anak tanpa catatan absensi pada tanggal itu; kosong bila layanan tidak bisa mendaftarnya"
+    )
+
+
 class HasilAbsensiHarian(_Result):
-    """One day's attendance: counts per status, then the students who were not `hadir`."""
+    """One day's attendance of every visible student of the filter: counts per status, then who was not `hadir`."""
 
     tanggal: date
-    jumlah_anak: int = Field(description="Jumlah anak yang tercatat pada tanggal itu (setelah filter)")
-    per_status: JumlahStatus
+    jumlah_anak: int = Field(description="Jumlah semua anak pada filter itu (sesuai wewenang), dicatat atau belum")
+    per_status: JumlahHarian
     tidak_hadir: list[CatatanAbsensi] = Field(
-        description="Anak yang tidak hadir (atau yang berstatus sesuai filter status)"
+        description="Anak yang izin, sakit atau alpa, lalu yang belum_dicatat (dengan filter status: hanya status itu)"
     )
     catatan: str | None = None
 

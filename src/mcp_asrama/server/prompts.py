@@ -44,8 +44,8 @@ def laporan_kamar(nama_kamar: Annotated[str, Field(description="Nama kamar, mis.
     return (
         f'Buatkan laporan singkat untuk kamar "{kamar}" per hari ini ({date.today().isoformat()}). '
         f'Gunakan daftar_kamar untuk gedung, kapasitas, terisi dan musyrif; cari_anak(kamar="{kamar}") untuk '
-        f'daftar penghuni; absensi_harian(tanggal=hari ini, kamar="{kamar}") untuk yang tidak hadir. '
-        "Jawab hanya dari hasil tool; bila data tidak tersedia, katakan demikian."
+        f'daftar penghuni; absensi_harian(tanggal=hari ini, kamar="{kamar}") untuk yang tidak hadir dan yang belum '
+        "dicatat absensinya (belum_dicatat). Jawab hanya dari hasil tool; bila data tidak tersedia, katakan demikian."
     )
 
 
@@ -63,8 +63,8 @@ def laporan_harian(
     filter_kelas = f', kelas="{_text("kelas", kelas, 20)}"' if kelas else ""
     return (
         f'Buatkan laporan absensi {cakupan} untuk tanggal {hari}. Panggil absensi_harian(tanggal="{hari}"'
-        f"{filter_kelas}). Sajikan jumlah per status, lalu daftar anak yang izin, sakit dan alpa beserta "
-        "keterangannya. Jawab hanya dari hasil tool."
+        f"{filter_kelas}). Sajikan jumlah per status (termasuk belum_dicatat), lalu daftar anak yang izin, sakit dan "
+        "alpa beserta keterangannya, dan anak yang belum dicatat absensinya. Jawab hanya dari hasil tool."
     )
 
 
@@ -83,7 +83,10 @@ def rekap_wali_kelas(
     return (
         f'Buatkan rekap absensi kelas "{nama_kelas}" dari {awal.isoformat()} sampai {akhir.isoformat()} untuk wali '
         f'kelas. Panggil rekap_absensi(dari="{awal.isoformat()}", sampai="{akhir.isoformat()}", '
-        f'kelas="{nama_kelas}") dan cari_anak(kelas="{nama_kelas}") bila perlu. Sajikan jumlah per status, '
+        f'kelas="{nama_kelas}") dan cari_anak(kelas="{nama_kelas}"). Rekap hanya menghitung anak yang punya catatan: '
+        "bila jumlah_anak rekap lebih kecil dari total cari_anak, sebutkan selisihnya sebagai anak yang belum pernah "
+        f'dicatat dalam rentang itu; absensi_harian(tanggal="{akhir.isoformat()}", kelas="{nama_kelas}", '
+        'status="belum_dicatat") menyebut siapa yang belum dicatat pada tanggal terakhir. Sajikan jumlah per status, '
         "anak yang paling sering tidak hadir, dan saran tindak lanjut yang wajar. Jawab hanya dari hasil tool."
     )
 

@@ -1,12 +1,12 @@
 """Reads narrowed to what the asking principal may see, both in the upstream query and on the result.
 
-With full access a read is one upstream request, as before. With a scope such as `kamar:Al-Fatih 1, kelas:7A`
-each read becomes one request per room or class in scope (intersected with the caller's own filters); the
-answers are merged, de-duplicated and filtered again on the rows themselves, so a student outside the scope
-never counts, is never named and never listed — even if the upstream ignored a filter.
+With full access a read is one upstream request (a day's attendance from a service without our `semua_anak`
+extension adds the `/anak` pages of the filter's students, to find who has no record). With a scope such as
+`kamar:Al-Fatih 1, kelas:7A` each read becomes one request per room or class in scope (intersected with the
+caller's own filters); the answers are merged, de-duplicated and filtered again on the rows themselves, so a
+student outside the scope never counts, is never named and never listed — even if the upstream ignored a filter.
 """
 
-from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -15,16 +15,33 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_asrama.client import AsramaClient, NotFound
-from mcp_asrama.client.models import Anak, CatatanAbsensi, JumlahStatus, Kamar, RekapAbsensi, RekapAnak
+from mcp_asrama.client.models import (
+    BELUM_DICATAT,
+    Anak,
+    CatatanAbsensi,
+    JumlahStatus,
+    Kamar,
+    RekapAbsensi,
+    RekapAnak,
+)
 from mcp_asrama.server.access import Akses, fold
 from mcp_asrama.server.core import state_of
 
-# A scoped search gathers every visible match before paging; beyond this the caller must narrow it down.
+# A scoped search, or a day's students listed through `/anak`, gathers every match; beyond this it gives up.
 MAX_SCOPED_ROWS = 5_000
 PAGE = 100
 STATUSES = ("hadir", "izin", "sakit", "alpa")
 
 Unit = tuple[str | None, str | None]  # (kelas, kamar) filters of one upstream request
+
+
+@dataclass(frozen=True)
+class Hari:
+    """One day's visible rows; `lengkap` when they include every visible student of the filter (those without a
+    record as `belum_dicatat`), false when the service could not list the students (then only the records)."""
+
+    rows: list[CatatanAbsensi]
+    lengkap: bool
 
 
 class OutOfReach(NotFound):
@@ -66,27 +83,33 @@ class Terbatas:
             return found.total, found.data
         merged: dict[str, Anak] = {}
         for unit_kelas, unit_kamar in self.units(kelas, kamar):
-            async for anak in self._all_pages(nama, unit_kelas, unit_kamar, status):
-                if self.visible(kelas=anak.kelas, kamar=anak.kamar):
-                    merged[anak.id] = anak
+            matches = await self._everyone(nama, unit_kelas, unit_kamar, status)
+            if matches is None:
+                raise ToolError(
+                    "Terlalu banyak anak yang cocok untuk didaftar; persempit dengan nama, kelas atau kamar."
+                )
+            merged.update((a.id, a) for a in matches if self.visible(kelas=a.kelas, kamar=a.kamar))
         ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
         return len(ordered), ordered[offset : offset + limit]
 
-    async def _all_pages(
+    async def _everyone(
         self, nama: str | None, kelas: str | None, kamar: str | None, status: str | None
-    ) -> AsyncIterator[Anak]:
-        offset = 0
+    ) -> list[Anak] | None:
+        """Every match of one upstream filter, page by page; None when the service cannot give them all: more than
+        `MAX_SCOPED_ROWS`, or pages that do not add up to its total (a tutorial-contract service ignores `offset`)."""
+        found: dict[str, Anak] = {}
         while True:
             page = await self.client.cari_anak(
-                nama=nama, kelas=kelas, kamar=kamar, status=status, limit=PAGE, offset=offset
+                nama=nama, kelas=kelas, kamar=kamar, status=status, limit=PAGE, offset=len(found)
             )
-            for anak in page.data:
-                yield anak
-            offset += len(page.data)
-            if not page.data or offset >= page.total:
-                return
-            if offset >= MAX_SCOPED_ROWS:
-                raise ToolError("Terlalu banyak anak yang cocok; persempit dengan nama, kelas atau kamar.")
+            fresh = {a.id: a for a in page.data if a.id not in found}
+            if len(fresh) < len(page.data):
+                return None  # a row repeated: the pages overlap
+            found.update(fresh)
+            if len(found) >= page.total:
+                return list(found.values())
+            if not page.data or len(found) >= MAX_SCOPED_ROWS:
+                return None
 
     async def detail_anak(self, id_anak: str) -> Anak:
         """One student, or `OutOfReach` (a NotFound) when outside the scope."""
@@ -102,17 +125,44 @@ class Terbatas:
         rooms = (await self.client.daftar_kamar()).data
         return [room for room in rooms if self.akses.boleh_kamar(room.nama)]
 
-    async def absensi(self, tanggal: date, kelas: str | None, kamar: str | None) -> list[CatatanAbsensi]:
-        """One day's visible records (matching kelas/kamar), each student once."""
+    async def absensi(self, tanggal: date, kelas: str | None, kamar: str | None) -> Hari:
+        """One day's visible rows matching kelas/kamar, each student once: the records, and every visible student
+        of the filter without one as `belum_dicatat` — from our service in the same request (`semua_anak`), else
+        listed through `/anak`. When a service cannot list them, only the records (`lengkap` false)."""
         merged: dict[str, CatatanAbsensi] = {}
+        lengkap = True
         for unit_kelas, unit_kamar in self.units(kelas, kamar):
-            records = (await self.client.absensi(tanggal, kelas=unit_kelas, kamar=unit_kamar)).data
-            self._require(records, kelas=unit_kelas is not None, kamar=unit_kamar is not None)
-            for record in records:
+            day = await self.client.absensi(tanggal, kelas=unit_kelas, kamar=unit_kamar, semua_anak=True)
+            rows = day.data
+            if not day.semua_anak:  # not our extension: rows may lack kelas/kamar, and nobody unrecorded is in them
+                self._require(rows, kelas=unit_kelas is not None, kamar=unit_kamar is not None)
+                unrecorded = await self._unrecorded(rows, unit_kelas, unit_kamar)
+                lengkap = lengkap and unrecorded is not None
+                rows = [*rows, *(unrecorded or [])]
+            for record in rows:
                 wanted = self._matches(record.kelas, kelas) and self._matches(record.kamar, kamar)
                 if wanted and self.visible(kelas=record.kelas, kamar=record.kamar):
                     merged.setdefault(record.id_anak, record)
-        return list(merged.values())
+        rows = [r for r in merged.values() if lengkap or r.status != BELUM_DICATAT]
+        return Hari(rows, lengkap)
+
+    async def _unrecorded(
+        self, records: list[CatatanAbsensi], kelas: str | None, kamar: str | None
+    ) -> list[CatatanAbsensi] | None:
+        """The students of one upstream filter without a row in `records`, listed through `/anak`; None when the
+        service cannot list them all."""
+        try:
+            students = await self._everyone(None, kelas, kamar, None)
+        except NotFound:
+            return None
+        if students is None:
+            return None
+        recorded = {r.id_anak for r in records}
+        return [
+            CatatanAbsensi(id_anak=a.id, status=BELUM_DICATAT, nama=a.nama, kelas=a.kelas, kamar=a.kamar)
+            for a in students
+            if a.id not in recorded
+        ]
 
     def _require(self, records: list[CatatanAbsensi], *, kelas: bool, kamar: bool) -> None:
         """Rows must say which class and room they belong to whenever we must filter or scope on them."""
@@ -147,15 +197,6 @@ class Terbatas:
         rows = sorted(merged.values(), key=lambda r: r.tidak_hadir, reverse=True)
         total = JumlahStatus(**{s: sum(getattr(r, s) for r in rows) for s in STATUSES})
         return RekapAbsensi(dari=dari, sampai=sampai, total=total, jumlah_anak=len(rows), per_anak=rows)
-
-
-def counts(records: Iterable[CatatanAbsensi]) -> JumlahStatus:
-    """Counts per attendance status."""
-    tally = {s: 0 for s in STATUSES}
-    for record in records:
-        if record.status in tally:
-            tally[record.status] += 1
-    return JumlahStatus(**tally)
 
 
 def terbatas(ctx: Context[Any, Any]) -> Terbatas:

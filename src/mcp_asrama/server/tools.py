@@ -1,6 +1,7 @@
 """The tools: the tutorial's names and arguments, validated inputs, allowlisted and budgeted outputs."""
 
 import inspect
+from collections import Counter
 from collections.abc import Callable
 from datetime import date
 from typing import Annotated, Any
@@ -10,7 +11,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.models import Anak, RekapAnak
+from mcp_asrama.client.models import BELUM_DICATAT, Anak, RekapAnak
 from mcp_asrama.client.models import Kamar as DataKamar
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server import audit
@@ -33,8 +34,9 @@ from mcp_asrama.server.models import (
     HasilCariAnak,
     HasilDaftarKamar,
     HasilRekapAbsensi,
+    JumlahHarian,
 )
-from mcp_asrama.server.scoped import Terbatas, counts, terbatas
+from mcp_asrama.server.scoped import STATUSES, Hari, Terbatas, terbatas
 
 NO_ACCESS = "Token Anda tidak memberi akses ke data anak mana pun; minta admin memeriksa wewenang Anda."
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -112,6 +114,12 @@ def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
     return HasilDaftarKamar(jumlah=len(rooms), data=rooms[:shown], catatan=catatan)
 
 
+def _per_status(hari: Hari) -> JumlahHarian:
+    """Counts per status; `belum_dicatat` only when the service could list the students without a record."""
+    tally = Counter(r.status for r in hari.rows)
+    return JumlahHarian(**{s: tally[s] for s in STATUSES}, belum_dicatat=tally[BELUM_DICATAT] if hari.lengkap else None)
+
+
 async def ringkas_absensi(
     reader: Terbatas,
     tanggal: date,
@@ -119,22 +127,32 @@ async def ringkas_absensi(
     kamar: str | None = None,
     status: str | None = None,
 ) -> HasilAbsensiHarian:
-    """One day's attendance, aggregated first: counts per status, then who was not `hadir` (or had `status`)."""
-    records = await reader.absensi(tanggal, kelas, kamar)
-    audit.disclose_aggregate(len(records), (r.id_anak for r in records))
-    listed = [r for r in records if (r.status == status if status else r.status != "hadir")]
+    """One day's attendance of every visible student of the filter, aggregated first: counts per status, then who
+    was not `hadir` (recorded absences first, then `belum_dicatat`), or who had `status`."""
+    hari = await reader.absensi(tanggal, kelas, kamar)
+    audit.disclose_aggregate(len(hari.rows), (r.id_anak for r in hari.rows))
+    wanted = [r for r in hari.rows if (r.status == status if status else r.status != "hadir")]
+    listed = sorted(wanted, key=lambda r: r.status == BELUM_DICATAT)
     shown = fitting_count(listed, RESULT_BUDGET)
     notes = []
-    if not records:
+    if all(r.status == BELUM_DICATAT for r in hari.rows):
         notes.append("Belum ada data absensi untuk tanggal dan filter ini.")
+    if not hari.lengkap:
+        notes.append(
+            "Layanan data asrama tidak bisa mendaftar semua anak untuk filter ini, jadi anak yang belum dicatat "
+            "tidak dihitung: jumlah_anak hanya anak yang sudah dicatat. Bandingkan dengan total cari_anak."
+        )
     if shown < len(listed):
-        notes.append(f"Daftar dipotong: {shown} dari {len(listed)} anak. Persempit dengan kelas, kamar atau status.")
+        notes.append(
+            f"Daftar dipotong: {shown} dari {len(listed)} anak. Persempit dengan kelas, kamar atau status "
+            "(mis. 'alpa' atau 'belum_dicatat')."
+        )
     if any(r.nama is None for r in listed[:shown]):
         notes.append("Layanan tidak menyertakan nama/kelas/kamar; gunakan detail_anak untuk id yang perlu.")
     return HasilAbsensiHarian(
         tanggal=tanggal,
-        jumlah_anak=len(records),
-        per_status=counts(records),
+        jumlah_anak=len(hari.rows),
+        per_status=_per_status(hari),
         tidak_hadir=listed[:shown],
         catatan=" ".join(notes) or None,
     )
@@ -147,9 +165,12 @@ async def absensi_harian(
     kamar: Kamar = None,
     status: StatusAbsensi = None,
 ) -> Annotated[CallToolResult, HasilAbsensiHarian]:
-    """Absensi anak asrama pada satu tanggal (YYYY-MM-DD): jumlah per status (hadir, izin, sakit, alpa), lalu
-    daftar anak yang TIDAK hadir beserta keterangannya. Filter opsional: kelas (mis. '7A'), kamar, dan status
-    (mis. 'izin' untuk hanya yang izin). Untuk rentang tanggal gunakan rekap_absensi."""
+    """Absensi anak asrama pada satu tanggal (YYYY-MM-DD) untuk SEMUA anak pada filter: jumlah per status (hadir,
+    izin, sakit, alpa, dan belum_dicatat = anak yang belum punya catatan absensi tanggal itu), lalu daftar anak yang
+    TIDAK hadir beserta keterangannya, disusul anak yang belum dicatat. jumlah_anak sama dengan total cari_anak
+    untuk filter yang sama: setiap anak terdaftar dihitung, juga yang status anaknya izin, sakit atau pulang (tetap
+    perlu dicatat). Filter opsional: kelas (mis. '7A'), kamar, dan status (mis. 'izin' untuk hanya yang izin,
+    'belum_dicatat' untuk hanya yang belum dicatat). Untuk rentang tanggal gunakan rekap_absensi."""
     return tool_result(await ringkas_absensi(terbatas(ctx), tanggal, kelas, kamar, status))
 
 

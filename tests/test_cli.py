@@ -19,6 +19,7 @@ from sqlalchemy import select
 
 from mcp_asrama import cli
 from mcp_asrama.config import DatabaseSettings, ServiceSettings, is_loopback
+from mcp_asrama.invocation import shown
 from mcp_asrama.service.db import describe, make_engine, make_sessionmaker
 from mcp_asrama.service.models import Anak, Kamar
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
@@ -531,7 +532,7 @@ def test_demo_command_uses_the_configured_database_and_leaves_an_old_demo_file_a
     log = service.log.read_text()
     assert f"database: {school_db}\n" in log
     assert f"note: {old_demo} is the demo database of an earlier version and is no longer used" in log
-    assert f"to open it again: mcp-asrama demo --db {old_demo}\n" in log
+    assert f"to open it again: {shown()} demo --db {old_demo}\n" in log  # as typed from here, like the banner
     assert old_demo.read_bytes() == old_content
     assert len(_stored(f"sqlite:///{school_db}")["anak"]) == 300
 

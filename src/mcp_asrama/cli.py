@@ -49,13 +49,14 @@ def cmd_service(args: argparse.Namespace) -> int:
 
 def _old_demo_note(db_url: str) -> None:
     """Say that the demo's file of an earlier version is left alone, and how to open it again."""
+    from mcp_asrama.invocation import shown
     from mcp_asrama.service.db import describe
 
     old = data_dir() / OLD_DEMO_DB
     if old.is_file() and describe(db_url) != str(old.resolve()):
         print(
             f"note: {old} is the demo database of an earlier version and is no longer used (the demo now uses the "
-            f"same database as service and import); to open it again: mcp-asrama demo --db {old}",
+            f"same database as service and import); to open it again: {shown()} demo --db {old}",
             file=sys.stderr,
         )
 

@@ -295,4 +295,5 @@ async def test_filter_text_cannot_inject_query_parameters(recorded: Recording, e
     (anak_path, anak_query), (absensi_path, absensi_query) = recorded.requests
     assert (anak_path, absensi_path) == (b"/anak", b"/absensi")
     assert parse_qs(anak_query.decode()) == {"kamar": [hostile], "nama": ["../anak/A001?"], "limit": ["20"]}
-    assert parse_qs(absensi_query.decode()) == {"tanggal": ["2026-10-06"], "kelas": ["7A&kamar=x"]}
+    expected = {"tanggal": ["2026-10-06"], "kelas": ["7A&kamar=x"], "semua_anak": ["true"]}
+    assert parse_qs(absensi_query.decode()) == expected

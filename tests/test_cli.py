@@ -566,3 +566,13 @@ def test_python_m_mcp_asrama_is_the_same_command() -> None:
     )
     assert done.returncode == 0
     assert done.stdout.strip() == f"mcp-asrama {version('mcp-asrama')}"
+
+
+def test_a_database_that_cannot_be_opened_leaves_no_token_file_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "sekolah"
+    (folder / "asrama.db").mkdir(parents=True)  # a folder where the database file should be
+    assert cli.main(["service", "--db", str(folder / "asrama.db")]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+    assert not (folder / "service-token").exists()

@@ -30,9 +30,12 @@ def _start_service(args: argparse.Namespace, run: Callable[[ServiceSettings], No
     """Settings from the flags and the environment, with the service's token, then `run` them (until Ctrl+C)."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from mcp_asrama.service.db import check_connection
+
     overrides = {k: v for k, v in {"host": args.host, "port": args.port, "db_url": args.db}.items() if v is not None}
     settings = ServiceSettings(**overrides)
     try:
+        check_connection(settings.db_url)  # before the token is kept beside it
         run(settings.with_token())
     except (OSError, SQLAlchemyError) as exc:
         print(_cannot_open(settings.db_url, exc), file=sys.stderr)

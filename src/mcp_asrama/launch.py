@@ -27,7 +27,15 @@ def prepare_service(settings: ServiceSettings, demo: bool) -> FastAPI:
     _note(f"database: {describe(settings.db_url)}")
     if demo:
         filled = seed_demo(app.state.sessions, date.today())
-        _note("demo data: " + ("created" if filled else "database already has data, left as it is"))
+        _note(
+            "demo data: "
+            + (
+                "created (a fictional school; what you import goes into this same database, "
+                "start on a new --db to serve only your own)"
+                if filled
+                else "database already has data, left as it is"
+            )
+        )
     if settings.service_token_file is not None:
         found = settings.service_token_file == data_dir() / TOKEN_FILE
         use = "your MCP servers on this machine use it by themselves" if found else "pass it as ASRAMA_API_TOKEN"

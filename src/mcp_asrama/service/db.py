@@ -107,6 +107,16 @@ def init_schema(engine: Engine) -> None:
             log.warning("pg_trgm is not available: name search will scan the table")
 
 
+def check_connection(url: str) -> None:
+    """Open and close one connection to `url` (a SQLite file is created, private); raises what the driver raises."""
+    engine = make_engine(url)
+    try:
+        with engine.connect():
+            pass
+    finally:
+        engine.dispose()
+
+
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     """Sessions that keep loaded objects usable after commit."""
     return sessionmaker(engine, expire_on_commit=False)

@@ -53,6 +53,7 @@ from pydantic import BaseModel, ValidationError
 from mcp_asrama.server.access import LOCAL_SUBJECT
 from mcp_asrama.server.audit_log import AuditLog, utc_now
 from mcp_asrama.server.audit_seal import AuditConfigError, load_key
+from mcp_asrama.server.methods import NO_DATA_METHODS
 from mcp_asrama.server.settings import ServerSettings
 
 log = logging.getLogger(__name__)
@@ -69,18 +70,7 @@ DISCLOSING = frozenset(
     }
 )
 # What cannot: never in the chain. Any method in neither set (one we do not know) is audited.
-UNAUDITED = frozenset(
-    {
-        "initialize",
-        "server/discover",
-        "ping",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "logging/setLevel",
-    }
-)
+UNAUDITED = NO_DATA_METHODS | {"logging/setLevel"}
 ID_KEYS = frozenset({"id", "id_anak"})
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 WITHHELD = (

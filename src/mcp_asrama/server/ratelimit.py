@@ -49,6 +49,7 @@ from mcp_types.methods import serialize_server_result
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.server.access import LOCAL_SUBJECT
+from mcp_asrama.server.methods import NO_DATA_METHODS
 from mcp_asrama.server.routing_headers import MESSAGE, UNREADABLE, json_rpc_error, request_id
 from mcp_asrama.server.settings import ServerSettings
 
@@ -58,17 +59,7 @@ log = logging.getLogger(__name__)
 RATE_LIMITED = -32029
 TOOL_CALL = "tools/call"
 # The handshake, liveness and the definition lists: no data, little work (see the module docstring).
-FREE_METHODS = frozenset(
-    {
-        "initialize",
-        "server/discover",
-        "ping",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-    }
-)
+FREE_METHODS = NO_DATA_METHODS
 EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
 WELL_KNOWN = "/.well-known/"
 # Set in the ASGI scope by `wrap_http` once it has charged a request; the MCP middleware then charges nothing.

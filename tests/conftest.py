@@ -69,6 +69,15 @@ TUTORIAL_ANAK = [
         "tanggal_lahir": date(2013, 3, 7),
     },
 ]
+# Citra's day as the service and the MCP server report it: her record of 2026-10-06 with her name, class and room.
+CITRA_ON_THE_6TH = {
+    "id_anak": "A003",
+    "status": "izin",
+    "keterangan": "Pulang, acara keluarga",
+    "nama": "Citra Lestari",
+    "kelas": "7A",
+    "kamar": "Aisyah 2",
+}
 TUTORIAL_ABSENSI = [
     {"tanggal": date(2026, 10, 6), "id_anak": "A001", "status": "hadir", "keterangan": None},
     {"tanggal": date(2026, 10, 6), "id_anak": "A002", "status": "hadir", "keterangan": None},

@@ -19,20 +19,15 @@ from tests.conftest import (
     insert_rows,
     serve_db,
 )
+from tests.conftest import (
+    CITRA_ON_THE_6TH as CITRA,
+)
 
 pytestmark = pytest.mark.anyio
 
 HARI = "2026-10-06"
 AHMAD = {"id_anak": "A001", "status": "hadir", "nama": "Ahmad Fauzi", "kelas": "7A", "kamar": "Al-Fatih 1"}
 BUDI = {"id_anak": "A002", "status": "hadir", "nama": "Budi Santoso", "kelas": "8B", "kamar": "Al-Fatih 1"}
-CITRA = {
-    "id_anak": "A003",
-    "status": "izin",
-    "keterangan": "Pulang, acara keluarga",
-    "nama": "Citra Lestari",
-    "kelas": "7A",
-    "kamar": "Aisyah 2",
-}
 IMPOSSIBLE_DATES = ["2026-02-30", "2026-13-01", "2026-00-10", "kemarin", "1700000000", "2026-10-6", "06-10-2026"]
 
 

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from mcp import Client
 
 from mcp_asrama.privacy import RESULT_BUDGET
+from tests.conftest import CITRA_ON_THE_6TH as CITRA
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
 from tests.server.conftest import MORE_ABSENSI, connect, make_service, server_for
 from tests.server.support import Recording, call_ok, text_of
@@ -29,14 +30,6 @@ IMPORTED = [
     {"id": "N003", "nama": "Fitri Handayani", "kelas": "7A", "kamar": "Aisyah 2", "status": "pulang"},
     {"id": "N004", "nama": "Gilang Ramadhan", "kelas": "7A", "kamar": None, "status": "aktif"},
 ]
-CITRA = {
-    "id_anak": "A003",
-    "status": "izin",
-    "keterangan": "Pulang, acara keluarga",
-    "nama": "Citra Lestari",
-    "kelas": "7A",
-    "kamar": "Aisyah 2",
-}
 
 
 def unrecorded(*ids: str) -> list[dict[str, Any]]:

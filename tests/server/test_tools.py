@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from mcp_asrama.privacy import RESULT_BUDGET
-from tests.conftest import TUTORIAL_KAMAR, insert_rows
+from tests.conftest import CITRA_ON_THE_6TH, TUTORIAL_KAMAR, insert_rows
 from tests.server.conftest import connect, make_service, server_for
 from tests.server.support import answering, call_error, call_ok, text_of
 
@@ -148,16 +148,7 @@ async def test_absensi_harian_counts_per_status_and_lists_who_is_not_hadir(mcp: 
     assert body["tanggal"] == "2026-10-06"
     assert body["jumlah_anak"] == 3
     assert body["per_status"] == {"hadir": 2, "izin": 1, "sakit": 0, "alpa": 0, "belum_dicatat": 0}
-    assert body["tidak_hadir"] == [
-        {
-            "id_anak": "A003",
-            "status": "izin",
-            "keterangan": "Pulang, acara keluarga",
-            "nama": "Citra Lestari",
-            "kelas": "7A",
-            "kamar": "Aisyah 2",
-        }
-    ]
+    assert body["tidak_hadir"] == [CITRA_ON_THE_6TH]
     assert "catatan" not in body
 
 

@@ -15,6 +15,7 @@ from mcp import Client
 from mcp_asrama import cli
 from mcp_asrama.server import audit_check, audit_seal
 from tests.server.conftest import server_for
+from tests.server.test_audit import six_requests
 
 pytestmark = pytest.mark.anyio
 
@@ -33,12 +34,7 @@ def key(tmp_path: Path) -> Path:
 async def write_six(app: FastAPI, path: Path, key: Path | None = None) -> list[dict[str, Any]]:
     """Six audited requests, one line each."""
     async with Client(server_for(app, audit_log=path, audit_key=key), mode="2026-07-28", cache=None) as client:
-        await client.call_tool("daftar_kamar", {})
-        await client.call_tool("cari_anak", {"kelas": "7A"})
-        await client.call_tool("detail_anak", {"id_anak": "A002"})
-        await client.read_resource("asrama://anak/A001")
-        await client.get_prompt("laporan_harian", {"tanggal": "2026-10-06"})
-        await client.call_tool("detail_anak", {"id_anak": "A999"})
+        await six_requests(client)
     logged = [json.loads(line) for line in path.read_bytes().splitlines()]
     assert len(logged) == 6
     return logged

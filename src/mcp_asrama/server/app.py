@@ -7,10 +7,11 @@ from typing import Any
 import httpx2
 from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.mcpserver import MCPServer
+from mcp.server.request_state import RequestStateSecurity
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.server import audit, auth, discovery, prompts, ratelimit, resources, tools
+from mcp_asrama.server import audit, auth, confirm, discovery, prompts, ratelimit, resources, tools
 from mcp_asrama.server.access import SEMUA, Akses
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.settings import ServerSettings
@@ -37,6 +38,8 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     """The asrama MCP server; `transport` lets tests reach the data service in process."""
 
     local = SEMUA if settings.stdio_scope is None else Akses.parse(settings.stdio_scope)
+    keys = [key.get_secret_value() for key in settings.state_keys]
+    security = RequestStateSecurity(keys=keys) if keys else RequestStateSecurity.ephemeral()
     verifier = auth.token_verifier(settings)
     limiter = ratelimit.RateLimiter(settings)
 
@@ -56,6 +59,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         lifespan=lifespan,
         cache_hints=CACHE_HINTS,
         token_verifier=verifier,
+        request_state_security=security,
         auth=auth.auth_settings(settings),
         # Rate limits protect a shared, authenticated server; the local operator (stdio, or HTTP on loopback without
         # auth) is never throttled. They run outside the audit (outermost first): a refused request discloses
@@ -70,6 +74,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         subscriptions=False,
     )
     server.verifier, server.limiter = verifier, limiter
+    confirm.install(server.middleware, confirm.MemoryClaims(), security.ttl)
     tools.register(server)
     resources.register(server)
     prompts.register(server)

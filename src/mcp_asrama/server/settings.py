@@ -8,6 +8,8 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 
 from mcp_asrama.config import ConnectionLimits, comma_list, is_loopback, local_token
 
+MIN_STATE_KEY_BYTES = 32
+
 
 class ServerSettings(ConnectionLimits):
     """Where the data service is, how the MCP server is reached, who may use it and how that is recorded."""
@@ -44,7 +46,18 @@ class ServerSettings(ConnectionLimits):
     audit_log: Path | None = None
     audit_key: Path | None = None  # a file holding the secret that makes the audit chain an HMAC chain
 
-    _lists = field_validator("allowed_origins", "stdio_scope", mode="before")(comma_list)
+    # The keys that seal confirmations (`requestState`): a rotation ring, the first seals and all unseal; random
+    # per process when unset (then only this process can finish a confirmation it asked for).
+    state_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+
+    _lists = field_validator("allowed_origins", "stdio_scope", "state_keys", mode="before")(comma_list)
+
+    @field_validator("state_keys", mode="after")
+    @classmethod
+    def _long_enough(cls, keys: list[SecretStr]) -> list[SecretStr]:
+        if any(len(key.get_secret_value().encode()) < MIN_STATE_KEY_BYTES for key in keys):
+            raise ValueError(f"each ASRAMA_STATE_KEYS entry needs at least {MIN_STATE_KEY_BYTES} bytes")
+        return keys
 
     @field_validator("audit_log", "audit_key", mode="before")
     @classmethod

@@ -1,0 +1,115 @@
+"""Each confirmation is used at most once: a sealed `requestState` is claimed the first time a round carrying it
+runs, and any later round carrying the same one is refused like an invalid state (`-32602`), before the tool runs.
+
+The SDK seals `requestState` (bound to method, tool, arguments, audience and principal) but does not make it
+single-use: the same accepted retry sent three times would run a write three times. Every sealed token is unique
+(a fresh nonce per mint), so its digest names one round of one confirmation. The SDK has no hook for this; two
+middlewares around its `RequestStateBoundary` (outermost first) do it:
+- `Noted`, in front of the boundary, notes the digest of the sealed token as it arrived;
+- `Claimed`, behind it, claims that digest once the boundary has verified the token (a forged or expired one is
+  refused there and never claims anything). The claimed digest is the confirmation's key for an idempotent write
+  at the service (`confirmation_key`).
+Claims live in a `ClaimStore`; this process's `MemoryClaims` keeps them for as long as a state can be valid (its TTL),
+bounded. Replicas need a store they share (a later issue).
+"""
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any, Protocol
+
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+
+
+def replayed() -> MCPError:
+    """What the SDK answers for any state it refuses: a replay is told exactly the same."""
+    return MCPError(
+        code=INVALID_PARAMS, message="Invalid or expired requestState", data={"reason": "invalid_request_state"}
+    )
+
+
+_arrived: ContextVar[str | None] = ContextVar("asrama_request_state_digest", default=None)
+_claimed: ContextVar[str | None] = ContextVar("asrama_confirmation_key", default=None)
+
+
+class ClaimStore(Protocol):
+    """An atomic set of claimed keys: `claim` is true exactly once per key within `ttl` seconds."""
+
+    def claim(self, key: str, ttl: float) -> bool: ...
+
+
+class MemoryClaims:
+    """Claims held by this process: forgotten after their TTL, at most `max_keys` (the oldest go first)."""
+
+    def __init__(self, *, max_keys: int = 100_000, clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_keys = max_keys
+        self.clock = clock
+        self._until: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._until
+
+    def claim(self, key: str, ttl: float) -> bool:
+        with self._lock:
+            now = self.clock()
+            while self._until and next(iter(self._until.values())) <= now:
+                self._until.popitem(last=False)
+            if key in self._until:
+                return False
+            while len(self._until) >= self.max_keys:
+                self._until.popitem(last=False)
+            self._until[key] = now + ttl
+            return True
+
+
+def digest(sealed: str) -> str:
+    """The key of one sealed `requestState` (never the token itself: it is the client's to keep)."""
+    return hashlib.sha256(sealed.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def confirmation_key() -> str | None:
+    """The claimed confirmation of the request in progress (None when it carried none): an Idempotency-Key."""
+    return _claimed.get()
+
+
+async def noted(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Note the digest of the sealed `requestState` as it arrived (in front of the SDK's boundary)."""
+    state = ctx.params.get("requestState") if isinstance(ctx.params, dict) else None
+    token = _arrived.set(digest(state) if isinstance(state, str) else None)
+    try:
+        return await call_next(ctx)
+    finally:
+        _arrived.reset(token)
+
+
+class Claimed:
+    """Claim the noted digest once the SDK's boundary has verified the state (behind it)."""
+
+    def __init__(self, claims: ClaimStore, ttl: float) -> None:
+        self.claims = claims
+        self.ttl = ttl
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        key = _arrived.get()
+        if key is None:
+            return await call_next(ctx)
+        if not self.claims.claim(key, self.ttl):
+            raise replayed()
+        token = _claimed.set(key)
+        try:
+            return await call_next(ctx)
+        finally:
+            _claimed.reset(token)
+
+
+def install(middleware: list[ServerMiddleware[Any]], claims: ClaimStore, ttl: float) -> None:
+    """Put `noted` just in front of the SDK's `RequestStateBoundary` and `Claimed` just behind it."""
+    at = next(i for i, m in enumerate(middleware) if isinstance(m, RequestStateBoundary))
+    middleware[at : at + 1] = [noted, middleware[at], Claimed(claims, ttl)]

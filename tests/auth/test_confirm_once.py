@@ -1,0 +1,122 @@
+"""A confirmation is used at most once, over real HTTP: the accepted retry of a multi round-trip call, sent again
+byte for byte, is refused like an invalid state (-32602) and the tool body does not run again; a forged state is
+refused without claiming anything; a second server with the same ASRAMA_STATE_KEYS finishes a confirmation the first
+one asked for, once. (The SDK seals requestState but does not make it single-use.)"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import httpx2
+import pytest
+from mcp.server.mcpserver import Elicit, ElicitationResult, Resolve
+from pydantic import BaseModel
+
+from mcp_asrama.server.app import build_server
+from mcp_asrama.server.confirm import confirmation_key, digest
+from mcp_asrama.server.settings import ServerSettings
+from mcp_asrama.server.transport import http_app
+from tests.auth.conftest import TOKEN, uvicorn_thread
+from tests.auth.support import MODERN, rpc
+from tests.e2e.conftest import free_port
+
+pytestmark = pytest.mark.e2e
+
+KEYS = "kunci-rahasia-sekolah-yang-panjang-0001,kunci-lama-sekolah-yang-panjang-sekali-2"
+
+
+class Setuju(BaseModel):
+    setuju: bool
+
+
+async def tanya(n: int) -> Elicit[Setuju]:
+    return Elicit(f"Catat {n} baris?", Setuju)
+
+
+class Counter:
+    """A stand-in write: counts how often its body ran."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.keys: list[str | None] = []
+
+    async def tulis(self, n: int, jawaban: Annotated[ElicitationResult[Setuju], Resolve(tanya)]) -> str:
+        self.runs += 1
+        self.keys.append(confirmation_key())
+        return f"{n} dicatat"
+
+
+@contextmanager
+def server_with_write(counter: Counter, **settings: Any) -> Iterator[str]:
+    port = free_port()
+    config = ServerSettings(transport="http", mcp_port=port, api_token=TOKEN, **settings)
+    server = build_server(config)
+    server.tool(name="tulis")(counter.tulis)
+    with uvicorn_thread(http_app(server, config), port):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+def call(url: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    answer = httpx2.post(url, json=body, headers={**headers, "Mcp-Name": "tulis"}, timeout=15).json()
+    assert isinstance(answer, dict)
+    return answer
+
+
+def first_round(url: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+    body, headers = rpc("tools/call", {"name": "tulis", "arguments": {"n": 3}}, era=MODERN)
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {"elicitation": {"form": {}}}
+    asked = call(url, body, headers)["result"]
+    assert asked["resultType"] == "input_required"
+    return body, headers, asked
+
+
+def accepted_retry(body: dict[str, Any], asked: dict[str, Any], request_id: int) -> dict[str, Any]:
+    [key] = asked["inputRequests"]
+    answer = {"action": "accept", "content": {"setuju": True}}
+    params = {**body["params"], "inputResponses": {key: answer}, "requestState": asked["requestState"]}
+    return {**body, "id": request_id, "params": params}
+
+
+def test_an_accepted_confirmation_sent_again_is_refused_and_runs_once() -> None:
+    counter = Counter()
+    with server_with_write(counter) as url:
+        body, headers, asked = first_round(url)
+        done = call(url, accepted_retry(body, asked, 2), headers)
+        assert done["result"]["content"][0]["text"] == "3 dicatat"
+        for request_id in (3, 4):
+            again = call(url, accepted_retry(body, asked, request_id), headers)
+            assert again["error"]["code"] == -32602
+            assert again["error"]["message"] == "Invalid or expired requestState"
+    assert counter.runs == 1
+    assert counter.keys == [digest(asked["requestState"])]  # the write's Idempotency-Key: this confirmation
+
+
+def test_a_forged_state_claims_nothing_and_the_real_one_still_works() -> None:
+    counter = Counter()
+    with server_with_write(counter) as url:
+        body, headers, asked = first_round(url)
+        forged = accepted_retry(body, {**asked, "requestState": asked["requestState"][:-4] + "AAAA"}, 2)
+        assert call(url, forged, headers)["error"]["code"] == -32602
+        assert call(url, accepted_retry(body, asked, 3), headers)["result"]["content"][0]["text"] == "3 dicatat"
+    assert counter.runs == 1
+
+
+def test_a_second_server_with_the_same_keys_finishes_the_confirmation() -> None:
+    first, second = Counter(), Counter()
+    with server_with_write(first, state_keys=KEYS) as url_a, server_with_write(second, state_keys=KEYS) as url_b:
+        body, headers, asked = first_round(url_a)
+        assert call(url_b, accepted_retry(body, asked, 2), headers)["result"]["content"][0]["text"] == "3 dicatat"
+    assert (first.runs, second.runs) == (0, 1)
+
+
+def test_a_server_with_other_keys_refuses_the_confirmation() -> None:
+    counter = Counter()
+    with server_with_write(Counter(), state_keys=KEYS) as url_a, server_with_write(counter) as url_b:
+        body, headers, asked = first_round(url_a)
+        assert call(url_b, accepted_retry(body, asked, 2), headers)["error"]["code"] == -32602
+    assert counter.runs == 0
+
+
+def test_state_keys_shorter_than_32_bytes_are_refused() -> None:
+    with pytest.raises(ValueError, match="at least 32 bytes"):
+        ServerSettings(state_keys="pendek")

@@ -100,6 +100,24 @@ def get_anak(session: Session, id_anak: str) -> Anak | None:
     return session.scalar(select(Anak).where(Anak.id == id_anak))
 
 
+def lock_students(session: Session, ids: Sequence[str]) -> set[str]:
+    """Open a write transaction that holds these students until commit, and return which of `ids` exist.
+
+    Writes that read before they write (history, overlaps, idempotency) call this first, so two of them on the
+    same students run one after the other and lose no update: PostgreSQL locks the students' rows (in id order, so
+    two writers never deadlock); SQLite takes its single write lock at once (waiting up to its busy_timeout).
+    """
+    if _dialect(session) == "sqlite":
+        session.execute(text("UPDATE anak SET no = no WHERE 0"))  # begins the write transaction, changes nothing
+        return existing_ids(session, Anak.id, ids)
+    found: set[str] = set()
+    ordered = sorted(set(ids))
+    for start in range(0, len(ordered), 500):
+        chunk = ordered[start : start + 500]
+        found.update(session.scalars(select(Anak.id).where(Anak.id.in_(chunk)).order_by(Anak.id).with_for_update()))
+    return found
+
+
 def daftar_kamar(session: Session) -> list[dict[str, Any]]:
     """Every room with `terisi`, the number of students whose `kamar` names it (case-insensitively)."""
     occupancy = (

@@ -1,10 +1,11 @@
-"""FastAPI dependencies: a database session per request and the token checks."""
+"""FastAPI dependencies: a database session per request, the token checks, and who changes what under which key."""
 
+import re
 import secrets
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, Header, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBasic, HTTPBasicCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
@@ -43,6 +44,34 @@ def require_token_or_password(
         raise HTTPException(status_code=401, detail="Token tidak valid", headers={"WWW-Authenticate": challenge})
 
 
+ACTOR_HEADER = "X-Asrama-Actor"
+MAX_ACTOR = 200
+_KEY = re.compile(r"[A-Za-z0-9_\-.:]{16,128}")
+
+
+def get_actor(actor: Annotated[str | None, Header(alias=ACTOR_HEADER, include_in_schema=True)] = None) -> str | None:
+    """Who makes the change, as the MCP server names its caller: recorded, never trusted for access, never logged.
+
+    At most 200 printable characters; anything else is refused (422), never altered.
+    """
+    if actor is None or actor == "":
+        return None
+    if len(actor) > MAX_ACTOR or not actor.isprintable():
+        raise HTTPException(status_code=422, detail=f"{ACTOR_HEADER} harus 1-{MAX_ACTOR} karakter yang dapat dicetak")
+    return actor
+
+
+def get_idempotency_key(key: Annotated[str | None, Header(alias="Idempotency-Key")] = None) -> str | None:
+    """The write's Idempotency-Key: 16-128 characters of A-Z a-z 0-9 _ - . :"""
+    if key is None:
+        return None
+    if not _KEY.fullmatch(key):
+        raise HTTPException(status_code=422, detail="Idempotency-Key harus 16-128 karakter A-Z a-z 0-9 _ - . :")
+    return key
+
+
 SessionDep = Annotated[Session, Depends(get_session)]
 TokenDep = Depends(require_token)
 DocsTokenDep = Depends(require_token_or_password)
+ActorDep = Annotated[str | None, Depends(get_actor)]
+KeyDep = Annotated[str | None, Depends(get_idempotency_key)]

@@ -1,8 +1,9 @@
-"""ORM tables: students (`anak`), rooms (`kamar`) and daily attendance (`absensi`)."""
+"""ORM tables: students (`anak`), rooms (`kamar`), daily attendance (`absensi`) with its history
+(`riwayat_absensi`), leave (`izin`) and the stored answers of idempotent writes (`idempotensi`)."""
 
-from datetime import date
+from datetime import date, datetime
 
-from sqlalchemy import Date, ForeignKey, Index, Integer, String, func
+from sqlalchemy import Date, DateTime, ForeignKey, Index, Integer, String, Text, func
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -59,3 +60,56 @@ class Absensi(Base):
 
     # Covers a student's date range with its status: /absensi/rekap reads only this index, never the table.
     __table_args__ = (Index("ix_absensi_anak_tanggal_status", "id_anak", "tanggal", "status"),)
+
+
+class RiwayatAbsensi(Base):
+    """One change of an attendance record: old → new (NULL: no record), who (`oleh`), when, which confirmation
+    (`kunci`, the write's Idempotency-Key)."""
+
+    __tablename__ = "riwayat_absensi"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    tanggal: Mapped[date] = mapped_column(Date)
+    id_anak: Mapped[str] = mapped_column(ForeignKey("anak.id", ondelete="CASCADE"))
+    status_lama: Mapped[str | None] = mapped_column(String(5))
+    status_baru: Mapped[str | None] = mapped_column(String(5))
+    keterangan_lama: Mapped[str | None] = mapped_column(String(500))
+    keterangan_baru: Mapped[str | None] = mapped_column(String(500))
+    oleh: Mapped[str | None] = mapped_column(String(200))
+    waktu: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    kunci: Mapped[str | None] = mapped_column(String(128))
+
+    __table_args__ = (Index("ix_riwayat_absensi_anak_tanggal", "id_anak", "tanggal", "id"),)
+
+
+class Izin(Base):
+    """A student's leave over [dari, sampai]; `tanggal_kembali` once ended. `id` is a random handle, `alasan` may be
+    personal (kept here only, never copied into `absensi.keterangan`)."""
+
+    __tablename__ = "izin"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    id_anak: Mapped[str] = mapped_column(ForeignKey("anak.id", ondelete="CASCADE"))
+    dari: Mapped[date] = mapped_column(Date)
+    sampai: Mapped[date] = mapped_column(Date)
+    jenis: Mapped[str] = mapped_column(String(10))
+    alasan: Mapped[str | None] = mapped_column(String(500))
+    tanggal_kembali: Mapped[date | None] = mapped_column(Date)
+    dibuat_oleh: Mapped[str | None] = mapped_column(String(200))
+    dibuat: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    selesai_oleh: Mapped[str | None] = mapped_column(String(200))
+
+    __table_args__ = (Index("ix_izin_anak_dari", "id_anak", "dari"),)
+
+
+class Idempotensi(Base):
+    """The first answer to a write made with an Idempotency-Key, replayed when the same request comes again."""
+
+    __tablename__ = "idempotensi"
+
+    kunci: Mapped[str] = mapped_column(String(128), primary_key=True)
+    rute: Mapped[str] = mapped_column(String(300))
+    sidik: Mapped[str] = mapped_column(String(64))
+    status_code: Mapped[int] = mapped_column(Integer)
+    respons: Mapped[str] = mapped_column(Text)
+    waktu: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -4,7 +4,7 @@ Response models are a second privacy layer: a column added to a table never leav
 """
 
 import re
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -137,6 +137,62 @@ class AbsensiIn(_Strict):
     def _blank_is_none(cls, value: str | None) -> str | None:
         """A blank note is no note: it is stored as NULL and left out of responses."""
         return value or None
+
+
+MAX_ENTRI = 300
+
+
+class EntriAbsensi(AbsensiIn):
+    """One student's line of a roll call."""
+
+    id_anak: AnakId
+
+
+class AbsensiBanyakIn(_Strict):
+    """`POST /absensi/{tanggal}` body: a roll call of up to 300 students, written all or nothing."""
+
+    entri: list[EntriAbsensi] = Field(min_length=1, max_length=MAX_ENTRI)
+
+
+class PerubahanAbsensi(BaseModel):
+    """One student's status before (none: no record) and after a write."""
+
+    id_anak: str
+    status_lama: str | None = None
+    status_baru: str | None = None
+
+
+class HasilAbsensi(BaseModel):
+    """The answer to a roll call: counts and every student's old → new status (ids and statuses only)."""
+
+    tanggal: date
+    jumlah: int
+    baru: int
+    diubah: int
+    tetap: int
+    data: list[PerubahanAbsensi]
+
+
+class RiwayatPublic(BaseModel):
+    """One change of a record: old → new, who, when, under which confirmation (`kunci`)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    status_lama: str | None = None
+    status_baru: str | None = None
+    keterangan_lama: str | None = None
+    keterangan_baru: str | None = None
+    oleh: str | None = None
+    waktu: datetime
+    kunci: str | None = None
+
+
+class DaftarRiwayat(BaseModel):
+    """`GET /absensi/{tanggal}/{id_anak}/riwayat`: the changes of one student's day, oldest first."""
+
+    tanggal: date
+    id_anak: str
+    data: list[RiwayatPublic]
 
 
 class AbsensiPublic(BaseModel):

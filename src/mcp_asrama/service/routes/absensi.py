@@ -1,22 +1,29 @@
-"""`/absensi`: one day's records, a summary over a range, and recording one student's day."""
+"""`/absensi`: one day's records, a summary over a range, recording one student's day or a whole roll call,
+and the history of a record."""
 
-from typing import Annotated
+from collections import Counter
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Query
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 
-from mcp_asrama.service import crud
-from mcp_asrama.service.deps import SessionDep, TokenDep
-from mcp_asrama.service.models import Absensi
+from mcp_asrama.service import crud, crud_absensi, idempotensi
+from mcp_asrama.service.crud_absensi import Catatan
+from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.schemas import (
     BELUM_DICATAT,
     STATUS_ABSENSI,
+    AbsensiBanyakIn,
     AbsensiHarian,
     AbsensiIn,
     AbsensiPublic,
     Cari,
+    DaftarRiwayat,
+    HasilAbsensi,
     JumlahStatus,
+    PerubahanAbsensi,
     RekapAbsensi,
     RekapAnak,
+    RiwayatPublic,
     StatusHarian,
     Tanggal,
 )
@@ -24,6 +31,7 @@ from mcp_asrama.service.schemas import (
 router = APIRouter(prefix="/absensi", tags=["absensi"], dependencies=[TokenDep])
 
 MAX_RANGE_DAYS = 366
+MAX_IDS_IN_DETAIL = 20
 Filter = Annotated[Cari | None, Query()]
 
 
@@ -71,19 +79,83 @@ def rekap_absensi(
     )
 
 
+def _ids(ids: list[str]) -> str:
+    """Problem ids for a `detail` (ids only, never names), at most 20 of them."""
+    more = f" (dan {len(ids) - MAX_IDS_IN_DETAIL} lainnya)" if len(ids) > MAX_IDS_IN_DETAIL else ""
+    return ", ".join(ids[:MAX_IDS_IN_DETAIL]) + more
+
+
+@router.post(
+    "/{tanggal}",
+    response_model=HasilAbsensi,
+    response_model_exclude_none=True,
+    responses={404: {"description": "Anak tidak ditemukan"}, 409: {"description": "Idempotency-Key dipakai lain"}},
+)
+def catat_absensi_banyak(
+    request: Request,
+    session: SessionDep,
+    tanggal: Annotated[Tanggal, Path(description="YYYY-MM-DD")],
+    body: AbsensiBanyakIn,
+    actor: ActorDep,
+    key: KeyDep,
+) -> Any:
+    """A roll call of up to 300 students in one transaction, all or nothing; each change is kept in the history.
+
+    With an `Idempotency-Key`, the same request again returns the first answer and writes nothing.
+    """
+    ids = [e.id_anak for e in body.entri]
+    twice = sorted(i for i, n in Counter(ids).items() if n > 1)
+    if twice:
+        raise HTTPException(status_code=422, detail=f"id_anak lebih dari sekali: {_ids(twice)}")
+    sidik = idempotensi.fingerprint(request, body, actor)
+    found = crud.lock_students(session, ids)
+    if (stored := idempotensi.replay(session, key, sidik)) is not None:
+        return stored
+    unknown = sorted(set(ids) - found)
+    if unknown:
+        raise HTTPException(status_code=404, detail=f"Anak tidak ditemukan: {_ids(unknown)}")
+    records = [Catatan(tanggal, e.id_anak, e.status, e.keterangan) for e in body.entri]
+    changes = crud_absensi.write(session, records, actor=actor, key=key)
+    answer = HasilAbsensi(
+        tanggal=tanggal,
+        jumlah=len(changes),
+        baru=sum(c.status_lama is None for c in changes),
+        diubah=sum(c.berubah and c.status_lama is not None for c in changes),
+        tetap=sum(not c.berubah for c in changes),
+        data=[
+            PerubahanAbsensi(id_anak=c.id_anak, status_lama=c.status_lama, status_baru=c.status_baru) for c in changes
+        ],
+    )
+    return idempotensi.commit(session, key, request, sidik, 200, answer) or answer
+
+
+@router.get("/{tanggal}/{id_anak}/riwayat", response_model=DaftarRiwayat, response_model_exclude_none=True)
+def riwayat_absensi(
+    session: SessionDep,
+    tanggal: Annotated[Tanggal, Path(description="YYYY-MM-DD")],
+    id_anak: Annotated[Cari, Path()],
+) -> DaftarRiwayat:
+    """Every change of one student's record of one day, oldest first: old → new, who, when, which confirmation."""
+    if crud.get_anak(session, id_anak) is None:
+        raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
+    rows = crud_absensi.history(session, tanggal, id_anak)
+    return DaftarRiwayat(tanggal=tanggal, id_anak=id_anak, data=[RiwayatPublic.model_validate(r) for r in rows])
+
+
 @router.put("/{tanggal}/{id_anak}", response_model=AbsensiPublic, response_model_exclude_none=True)
 def catat_absensi(
     session: SessionDep,
     tanggal: Annotated[Tanggal, Path(description="YYYY-MM-DD")],
     id_anak: Annotated[Cari, Path()],
     body: AbsensiIn,
+    actor: ActorDep,
 ) -> AbsensiPublic:
-    """Record (or correct) one student's attendance on one day; repeating the same call changes nothing."""
+    """Record (or correct) one student's attendance on one day, kept in the history; the same call again changes
+    nothing."""
     anak = crud.get_anak(session, id_anak)
-    if anak is None:
+    if anak is None or not crud.lock_students(session, [anak.id]):
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
-    record = {"tanggal": tanggal, "id_anak": anak.id, "status": body.status, "keterangan": body.keterangan}
-    crud.upsert(session, Absensi, [record], key=("tanggal", "id_anak"))
+    crud_absensi.write(session, [Catatan(tanggal, anak.id, body.status, body.keterangan)], actor=actor, key=None)
     session.commit()
     return AbsensiPublic(
         id_anak=anak.id,

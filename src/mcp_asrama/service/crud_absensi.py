@@ -1,0 +1,108 @@
+"""Attendance writes with their history: every change of a record (new, overwritten, removed) leaves a row in
+`riwayat_absensi` saying old → new, who and under which confirmation; unchanged records are neither written nor
+recorded. Callers hold the students first (`crud.lock_students`) and commit."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+from sqlalchemy import delete, select, tuple_
+from sqlalchemy.orm import Session
+
+from mcp_asrama.service.crud import upsert
+from mcp_asrama.service.models import Absensi, RiwayatAbsensi
+
+
+@dataclass(frozen=True)
+class Catatan:
+    """One student's day as it should be: `status` None removes the record."""
+
+    tanggal: date
+    id_anak: str
+    status: str | None
+    keterangan: str | None = None
+
+
+@dataclass(frozen=True)
+class Perubahan:
+    """One student's day before and after a write."""
+
+    tanggal: date
+    id_anak: str
+    status_lama: str | None
+    status_baru: str | None
+    keterangan_lama: str | None
+    keterangan_baru: str | None
+
+    @property
+    def berubah(self) -> bool:
+        return (self.status_lama, self.keterangan_lama) != (self.status_baru, self.keterangan_baru)
+
+
+def current(session: Session, pairs: Sequence[tuple[date, str]]) -> dict[tuple[date, str], Absensi]:
+    """The stored records of these (tanggal, id_anak) pairs."""
+    found: dict[tuple[date, str], Absensi] = {}
+    for start in range(0, len(pairs), 300):
+        chunk = pairs[start : start + 300]
+        rows = session.scalars(
+            select(Absensi)
+            .where(tuple_(Absensi.tanggal, Absensi.id_anak).in_(chunk))
+            .execution_options(populate_existing=True)
+        )
+        found.update({(r.tanggal, r.id_anak): r for r in rows})
+    return found
+
+
+def write(session: Session, records: Sequence[Catatan], *, actor: str | None, key: str | None) -> list[Perubahan]:
+    """Bring these records to the given state, recording each change; returns every record's old → new."""
+    stored = current(session, [(r.tanggal, r.id_anak) for r in records])
+    changes: list[Perubahan] = []
+    for r in records:
+        old = stored.get((r.tanggal, r.id_anak))
+        changes.append(
+            Perubahan(
+                tanggal=r.tanggal,
+                id_anak=r.id_anak,
+                status_lama=old.status if old else None,
+                status_baru=r.status,
+                keterangan_lama=old.keterangan if old else None,
+                keterangan_baru=r.keterangan if r.status is not None else None,
+            )
+        )
+    changed = [c for c in changes if c.berubah]
+    kept = [
+        {"tanggal": c.tanggal, "id_anak": c.id_anak, "status": c.status_baru, "keterangan": c.keterangan_baru}
+        for c in changed
+        if c.status_baru is not None
+    ]
+    upsert(session, Absensi, kept, key=("tanggal", "id_anak"))
+    removed = [(c.tanggal, c.id_anak) for c in changed if c.status_baru is None]
+    if removed:
+        session.execute(delete(Absensi).where(tuple_(Absensi.tanggal, Absensi.id_anak).in_(removed)))
+    now = datetime.now(UTC)
+    session.add_all(
+        RiwayatAbsensi(
+            tanggal=c.tanggal,
+            id_anak=c.id_anak,
+            status_lama=c.status_lama,
+            status_baru=c.status_baru,
+            keterangan_lama=c.keterangan_lama,
+            keterangan_baru=c.keterangan_baru,
+            oleh=actor,
+            waktu=now,
+            kunci=key,
+        )
+        for c in changed
+    )
+    session.flush()
+    return changes
+
+
+def history(session: Session, tanggal: date, id_anak: str) -> Sequence[RiwayatAbsensi]:
+    """The changes of one student's day, oldest first."""
+    query = (
+        select(RiwayatAbsensi)
+        .where(RiwayatAbsensi.id_anak == id_anak, RiwayatAbsensi.tanggal == tanggal)
+        .order_by(RiwayatAbsensi.id)
+    )
+    return session.scalars(query).all()

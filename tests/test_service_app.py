@@ -173,10 +173,15 @@ async def test_openapi_describes_every_route_to_a_token_holder(reader: httpx2.As
         "/kamar",
         "/absensi",
         "/absensi/rekap",
+        "/absensi/{tanggal}",
         "/absensi/{tanggal}/{id_anak}",
+        "/absensi/{tanggal}/{id_anak}/riwayat",
+        "/izin",
+        "/izin/{id_izin}/selesai",
         "/healthz",
     }
     assert set(spec["paths"]["/absensi/{tanggal}/{id_anak}"]) == {"put"}
+    assert set(spec["paths"]["/izin"]) == {"get", "post"}
     schemes = spec["components"]["securitySchemes"]
     assert [s["scheme"].lower() for s in schemes.values()] == ["bearer"]
     assert spec["paths"]["/anak"]["get"]["security"]
@@ -228,7 +233,7 @@ def _drop_tables(url: str) -> None:
         return
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("DROP TABLE absensi, anak, kamar"))
+        conn.execute(text("DROP TABLE riwayat_absensi, izin, absensi, anak, kamar"))
     engine.dispose()
 
 

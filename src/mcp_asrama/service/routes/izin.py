@@ -1,0 +1,117 @@
+"""`/izin`: ask for a student's leave, list leaves, end one; each write idempotent under an `Idempotency-Key`."""
+
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Path, Query, Request
+
+from mcp_asrama.service import crud, crud_izin, idempotensi
+from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
+from mcp_asrama.service.models import Anak, Izin
+from mcp_asrama.service.schemas import Cari
+from mcp_asrama.service.schemas_izin import DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
+
+router = APIRouter(prefix="/izin", tags=["izin"], dependencies=[TokenDep])
+
+MAX_DAYS = 30
+Filter = Annotated[Cari | None, Query()]
+IzinId = Annotated[str, Path(max_length=64)]
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"description": "Anak atau izin tidak ditemukan"},
+    409: {"description": "Bertabrakan dengan izin lain, izin sudah selesai, atau Idempotency-Key dipakai lain"},
+}
+
+
+def _public(izin: Izin, anak: Anak, today: date) -> IzinPublic:
+    return IzinPublic(
+        id=izin.id,
+        id_anak=anak.id,
+        nama=anak.nama,
+        kelas=anak.kelas,
+        kamar=anak.kamar,
+        dari=izin.dari,
+        sampai=izin.sampai,
+        jenis=izin.jenis,
+        alasan=izin.alasan,
+        tanggal_kembali=izin.tanggal_kembali,
+        aktif=crud_izin.is_running(izin, today),
+    )
+
+
+@router.post("", status_code=201, response_model=IzinPublic, response_model_exclude_none=True, responses=_ERRORS)
+def ajukan_izin(request: Request, session: SessionDep, body: IzinIn, actor: ActorDep, key: KeyDep) -> Any:
+    """A student's leave over [dari, sampai] (at most 30 days): those days are recorded `izin` (the note says the
+    kind, never the reason) and the student is `izin` while it runs. 409 when it overlaps another izin."""
+    if body.sampai < body.dari:
+        raise HTTPException(status_code=422, detail="sampai harus sama dengan atau sesudah dari")
+    if (body.sampai - body.dari).days >= MAX_DAYS:
+        raise HTTPException(status_code=422, detail=f"izin paling lama {MAX_DAYS} hari")
+    sidik = idempotensi.fingerprint(request, body, actor)
+    found = crud.lock_students(session, [body.id_anak])
+    if (stored := idempotensi.replay(session, key, sidik)) is not None:
+        return stored
+    anak = crud.get_anak(session, body.id_anak) if found else None
+    if anak is None:
+        raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
+    if crud_izin.overlapping(session, anak.id, body.dari, body.sampai):
+        raise HTTPException(status_code=409, detail="Anak sudah punya izin pada sebagian tanggal itu")
+    today = date.today()
+    izin = crud_izin.create(
+        session,
+        anak,
+        dari=body.dari,
+        sampai=body.sampai,
+        jenis=body.jenis,
+        alasan=body.alasan,
+        actor=actor,
+        key=key,
+        today=today,
+    )
+    answer = _public(izin, anak, today)
+    return idempotensi.commit(session, key, request, sidik, 201, answer) or answer
+
+
+@router.get("", response_model=DaftarIzin, response_model_exclude_none=True)
+def daftar_izin(
+    session: SessionDep,
+    aktif: Annotated[bool | None, Query(description="true: yang berjalan hari ini; false: yang tidak")] = None,
+    kelas: Filter = None,
+    kamar: Filter = None,
+    id_anak: Filter = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> DaftarIzin:
+    """Izin records by running today, class, room (case-insensitive) or student, latest first."""
+    today = date.today()
+    total, page = crud_izin.search(
+        session, aktif=aktif, kelas=kelas, kamar=kamar, id_anak=id_anak, today=today, limit=limit, offset=offset
+    )
+    return DaftarIzin(total=total, data=[_public(i, a, today) for i, a in page])
+
+
+@router.post("/{id_izin}/selesai", response_model=IzinPublic, response_model_exclude_none=True, responses=_ERRORS)
+def selesai_izin(
+    request: Request, session: SessionDep, id_izin: IzinId, body: IzinSelesaiIn, actor: ActorDep, key: KeyDep
+) -> Any:
+    """End an izin on the day the student is back (today at the latest), early or late: the student is `aktif`
+    again, and on an early return the izin records from that day on are removed (kept in the history)."""
+    sidik = idempotensi.fingerprint(request, body, actor)
+    found = crud_izin.get(session, id_izin)
+    if found is None:
+        raise HTTPException(status_code=404, detail="Izin tidak ditemukan")
+    izin, anak = found
+    crud.lock_students(session, [anak.id])
+    if (stored := idempotensi.replay(session, key, sidik)) is not None:
+        return stored
+    session.refresh(izin)  # read again under the lock
+    session.refresh(anak)
+    if izin.tanggal_kembali is not None:
+        raise HTTPException(status_code=409, detail="Izin ini sudah selesai")
+    if body.tanggal_kembali < izin.dari:
+        raise HTTPException(status_code=422, detail="tanggal_kembali harus sama dengan atau sesudah dari")
+    today = date.today()
+    if body.tanggal_kembali > today:
+        raise HTTPException(status_code=422, detail="tanggal_kembali tidak boleh sesudah hari ini")
+    crud_izin.end(session, izin, anak, tanggal_kembali=body.tanggal_kembali, actor=actor, key=key)
+    answer = _public(izin, anak, today)
+    return idempotensi.commit(session, key, request, sidik, 200, answer) or answer

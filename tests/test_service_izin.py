@@ -10,7 +10,8 @@ import httpx2
 import pytest
 from sqlalchemy import func, insert, inspect, select
 
-from mcp_asrama.service.db import make_engine
+from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
+from mcp_asrama.service.demo import seed_demo
 from mcp_asrama.service.models import Absensi, Anak, Base, Izin, Kamar, RiwayatAbsensi
 from tests.conftest import TUTORIAL_ANAK, serve_db
 
@@ -263,3 +264,20 @@ async def test_a_database_of_the_earlier_schema_gains_the_new_tables(db_url: str
             await client.post(f"/absensi/{day(5)}", json={"entri": [{"id_anak": "A002", "status": "hadir"}]})
         ).json()["baru"] == 1
     assert count(db_url, Izin) == 1 and count(db_url, RiwayatAbsensi) == 5
+
+
+async def test_the_demo_shows_running_izin(db_url: str) -> None:
+    engine = make_engine(db_url)
+    init_schema(engine)
+    assert seed_demo(make_sessionmaker(engine), TODAY, students=40, days=5)
+    engine.dispose()
+    async for client in serve_db(db_url):
+        running = (await client.get("/izin", params={"aktif": "true"})).json()
+        assert running["total"] == 2
+        for record in running["data"]:
+            assert record["sampai"] == TODAY.isoformat()
+            day_of = (await client.get("/absensi", params={"tanggal": TODAY.isoformat()})).json()["data"]
+            assert {"id_anak": record["id_anak"], "status": "izin", "keterangan": "Izin pulang"}.items() <= next(
+                r for r in day_of if r["id_anak"] == record["id_anak"]
+            ).items()
+            assert (await client.get(f"/anak/{record['id_anak']}")).json()["status"] == "izin"

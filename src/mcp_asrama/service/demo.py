@@ -13,7 +13,7 @@ from faker import Faker
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
-from mcp_asrama.service import crud
+from mcp_asrama.service import crud, crud_izin
 from mcp_asrama.service.models import Absensi, Anak, Kamar
 
 KELAS = [f"{tingkat}{rombel}" for tingkat in range(7, 13) for rombel in "ABC"]
@@ -172,8 +172,34 @@ def insert_school(session: Session, school: DemoSchool, chunk: int = 10_000) -> 
     if batch:
         session.execute(insert(Absensi), batch)
         count += len(batch)
+    _running_izin(session, school)
     session.commit()
     return count
+
+
+DEMO_IZIN = 2
+
+
+def _running_izin(session: Session, school: DemoSchool) -> None:
+    """Give the first students who are `izin` today a running izin record (yesterday to today), so `/izin` shows
+    some; it rewrites only their existing attendance of those days."""
+    away = [a["id"] for a in school.anak if a["status"] == "izin"][:DEMO_IZIN]
+    for id_anak in away:
+        anak = crud.get_anak(session, id_anak)
+        if anak is None:
+            continue
+        dari = max(school.today - timedelta(days=1), school.today - timedelta(days=school.days - 1))
+        crud_izin.create(
+            session,
+            anak,
+            dari=dari,
+            sampai=school.today,
+            jenis="pulang",
+            alasan="Acara keluarga",
+            actor="demo",
+            key=None,
+            today=school.today,
+        )
 
 
 def seed_demo(sessions: sessionmaker[Session], today: date, **size: int) -> bool:

@@ -52,7 +52,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         lifespan=lifespan,
         title="Service Data Anak Asrama",
         version=__version__,
-        description="Data anak, kamar dan absensi asrama. Semua rute data memerlukan Bearer token.",
+        description="Data anak, kamar, absensi dan izin asrama. Semua rute data memerlukan Bearer token.",
         docs_url=None,
         redoc_url=None,
         openapi_url=None,  # served by routes/docs.py, behind the token

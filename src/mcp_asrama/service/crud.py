@@ -49,7 +49,7 @@ def _nama_contains(session: Session, term: str) -> ColumnElement[bool]:
     return func.lower(Anak.nama).like(f"%{escaped}%", escape="\\")
 
 
-def _anak_filters(
+def anak_filters(
     session: Session,
     *,
     nama: str | None = None,
@@ -84,7 +84,7 @@ def cari_anak(
     offset: int,
 ) -> tuple[int, Sequence[Anak]]:
     """Students matching every given filter, ordered by name: (total, one page)."""
-    filters = _anak_filters(session, nama=nama, kelas=kelas, kamar=kamar, status=status)
+    filters = anak_filters(session, nama=nama, kelas=kelas, kamar=kamar, status=status)
     if _uses_name_index(session, nama) and not (kelas or kamar or status):
         # The index alone knows how many names match (its triggers keep it in step with `anak`): no table reads.
         count = text(f"SELECT count(*) FROM {NAME_INDEX} WHERE {NAME_INDEX} MATCH :nama_fts")  # noqa: S608
@@ -153,7 +153,7 @@ def absensi_harian(
         select(Anak.id.label("id_anak"), Absensi.status, Absensi.keterangan, Anak.nama, Anak.kelas, Anak.kamar)
         .select_from(Anak)
         .join(Absensi, recorded, isouter=semua_anak)
-        .where(*_anak_filters(session, kelas=kelas, kamar=kamar))
+        .where(*anak_filters(session, kelas=kelas, kamar=kamar))
         .order_by(Anak.kelas, Anak.nama, Anak.id)
     )
     if status == BELUM_DICATAT:
@@ -178,7 +178,7 @@ def rekap_absensi(
         select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar, *counts)
         .join(Absensi, Absensi.id_anak == Anak.id)
         .where(Absensi.tanggal.between(dari, sampai))
-        .where(*_anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak))
+        .where(*anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak))
         .group_by(Anak.no, Anak.id, Anak.nama, Anak.kelas, Anak.kamar)  # the integer key first: cheaper groups
     )
     rows: list[dict[str, Any]] = []

@@ -10,7 +10,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service import crud_absensi
-from mcp_asrama.service.crud import _anak_filters
+from mcp_asrama.service.crud import anak_filters
 from mcp_asrama.service.crud_absensi import Catatan
 from mcp_asrama.service.models import Anak, Izin
 
@@ -125,7 +125,7 @@ def search(
     offset: int,
 ) -> tuple[int, Sequence[tuple[Izin, Anak]]]:
     """Izin records matching every given filter, latest first: (total, one page)."""
-    filters = _anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
+    filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
     if aktif is not None:
         filters.append(_running(today) if aktif else ~_running(today))
     base = select(Izin, Anak).join(Anak, Anak.id == Izin.id_anak).where(*filters)

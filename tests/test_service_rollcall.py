@@ -2,7 +2,7 @@
 `GET /absensi/{tanggal}/{id_anak}/riwayat`."""
 
 import asyncio
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from sqlalchemy import func, select
 
-from mcp_asrama.service.db import make_engine
+from mcp_asrama.service.db import make_engine, make_sessionmaker
 from mcp_asrama.service.models import Absensi, Idempotensi, RiwayatAbsensi
 from tests.conftest import TUTORIAL_ANAK
 
@@ -243,3 +243,24 @@ async def test_concurrent_replays_of_one_key_write_once(service: httpx2.AsyncCli
     assert len({r.text for r in answers}) == 1
     assert count(tutorial_db, RiwayatAbsensi) == 2
     assert count(tutorial_db, Idempotensi) == 1
+
+
+async def test_a_stored_answer_older_than_a_day_is_deleted_by_the_next_write(
+    service: httpx2.AsyncClient, tutorial_db: str
+) -> None:
+    engine = make_engine(tutorial_db)
+    with make_sessionmaker(engine)() as session, session.begin():
+        old = datetime.now(UTC) - timedelta(days=2)
+        session.add(
+            Idempotensi(kunci="kunci-lama-sekali-0001", rute="x", sidik="s", status_code=200, respons="{}", waktu=old)
+        )
+    engine.dispose()
+    written = await service.post(
+        f"/absensi/{HARI}", json=roll(("A001", "sakit")), headers={"Idempotency-Key": "kunci-baru-sekali-0002"}
+    )
+    assert written.status_code == 200
+    engine = make_engine(tutorial_db)
+    with engine.connect() as conn:
+        kept = set(conn.scalars(select(Idempotensi.kunci)))
+    engine.dispose()
+    assert kept == {"kunci-baru-sekali-0002"}

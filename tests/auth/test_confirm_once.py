@@ -49,7 +49,9 @@ class Counter:
 @contextmanager
 def server_with_write(counter: Counter, **settings: Any) -> Iterator[str]:
     port = free_port()
-    config = ServerSettings(transport="http", mcp_port=port, api_token=TOKEN, **settings)
+    # The stand-in write calls no data service: the upstream is a port nothing listens on, never a running demo's.
+    upstream = f"http://127.0.0.1:{free_port()}"
+    config = ServerSettings(transport="http", mcp_port=port, api_url=upstream, api_token=TOKEN, **settings)
     server = build_server(config)
     server.tool(name="tulis")(counter.tulis)
     with uvicorn_thread(http_app(server, config), port):

@@ -38,7 +38,8 @@ def limited_server(kind: str, folder: Path, **limits: Any) -> uvicorn.Server:
     if kind == "service":
         app: Any = create_app(ServiceSettings(db_url=f"sqlite:///{folder / 'asrama.db'}", service_token=TOKEN))
     else:
-        settings = ServerSettings(transport="http", api_token=TOKEN)
+        # Never the default upstream (8000): a running demo would answer there.
+        settings = ServerSettings(transport="http", api_url=f"http://127.0.0.1:{free_port()}", api_token=TOKEN)
         app = http_app(build_server(settings), settings)
     return serving.make_server(app, "127.0.0.1", 0, ServiceSettings(**limits))
 

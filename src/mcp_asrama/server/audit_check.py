@@ -151,8 +151,7 @@ def verify(
     pinned = [(anchor.seq, anchor.digest) for anchor in since if anchor.seq is not None]
     if len(pinned) < len(since):
         raise ValueError("an anchor kept since needs its entry number (SEQ:HASH)")
-    wanted = {seq for seq, _ in pinned} | ({expect_head.seq} if expect_head and expect_head.seq else set())
-    chain = _walk(path, key, wanted, expect_head.digest if expect_head else None)
+    chain = _walk(path, key, {seq for seq, _ in pinned}, expect_head.digest if expect_head else None)
     problem = chain.problem or _unanchored(chain, expect_head, pinned)
     if problem:
         return False, problem

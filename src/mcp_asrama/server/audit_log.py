@@ -153,13 +153,14 @@ class AuditLog:
                 stat = os.fstat(fd)
                 if (stat.st_dev, stat.st_ino, stat.st_size) != self._known:
                     self._resync(fd, stat)
-                return self._write(fd, {"seq": self._seq + 1, **fields})
+                written = self._write(fd, {"seq": self._seq + 1, **fields})
             except BaseException:
                 self._known = None
                 raise
             finally:
                 os.close(fd)
-                self.space.check(self.path)
+        self.space.check(self.path)
+        return written
 
     def _write(self, fd: int, fields: Mapping[str, Any], prefix: bytes = b"") -> dict[str, Any]:
         entry = {**fields, "prev": self._prev}

@@ -58,8 +58,6 @@ log = logging.getLogger(__name__)
 # A server-defined JSON-RPC error (JSON-RPC leaves -32000..-32099 to implementations); 29 as in HTTP 429.
 RATE_LIMITED = -32029
 TOOL_CALL = "tools/call"
-# The handshake, liveness and the definition lists: no data, little work (see the module docstring).
-FREE_METHODS = NO_DATA_METHODS
 EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
 WELL_KNOWN = "/.well-known/"
 # Set in the ASGI scope by `wrap_http` once it has charged a request; the MCP middleware then charges nothing.
@@ -164,7 +162,10 @@ _logged: dict[str, float] = {}  # subject -> when its last refusal was logged
 
 
 def _log_refusal(subject: str, method: str, seconds: int) -> None:
-    """Log a refusal, at most once per `LOG_EVERY` seconds per subject (a flood is not a flood of log lines)."""
+    """Log a refusal, at most once per `LOG_EVERY` seconds per subject (a flood is not a flood of log lines); never
+    an anonymous client's address (the access log counts those 429s)."""
+    if subject.startswith(ANONYMOUS_PREFIX):
+        return
     now = time.monotonic()
     if now - _logged.get(subject, -math.inf) < LOG_EVERY:
         return
@@ -196,7 +197,7 @@ def middleware(limiter: RateLimiter) -> list[ServerMiddleware[Any]]:
     """The MCP middleware: a tool call over the limit gets a tool error saying when to retry."""
 
     async def rate_limit(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.request_id is None or ctx.method in FREE_METHODS or _charged_over_http(ctx):
+        if ctx.request_id is None or ctx.method in NO_DATA_METHODS or _charged_over_http(ctx):
             return await call_next(ctx)
         subject = subject_of(get_access_token())
         wait = limiter.acquire(subject)
@@ -231,7 +232,7 @@ def _bearer(scope: Scope) -> str | None:
 
 def _free(method: object, is_request: bool) -> bool:
     """A message the HTTP layer does not charge: tool calls (charged by the MCP layer) and free messages."""
-    return not is_request or (isinstance(method, str) and (method == TOOL_CALL or method in FREE_METHODS))
+    return not is_request or (isinstance(method, str) and (method == TOOL_CALL or method in NO_DATA_METHODS))
 
 
 class _HttpRateLimit:

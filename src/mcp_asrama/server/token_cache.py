@@ -57,7 +57,6 @@ class CachingVerifier(TokenVerifier):
         self.max_age = max_age
         self.refusal_ttl = refusal_ttl
         self.refusals = refusals or RefusalLog()
-        self.verifications = 0
         # token hash -> (access or None for a refusal, valid until)
         self._entries: OrderedDict[bytes, tuple[AccessToken | None, float]] = OrderedDict()
 
@@ -79,7 +78,6 @@ class CachingVerifier(TokenVerifier):
                     self.refusals.refused("repeated")
                 return access
             del self._entries[key]
-        self.verifications += 1
         try:
             access, reason = await self.check(token)
         except Exception as exc:  # a verifier that fails is a refusal, never a 500

@@ -3,17 +3,21 @@ for the same request; the same key with another request is refused."""
 
 import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from fastapi import HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service.models import Idempotensi
 
 REPLAYED_HEADER = "Idempotent-Replayed"
+# How long a stored answer is replayed (a confirmation lives minutes); older ones are deleted by the next write:
+# an answer may hold a student's name or an izin's reason.
+KEPT = timedelta(days=1)
 
 
 def fingerprint(request: Request, body: BaseModel | None, actor: str | None) -> str:
@@ -44,6 +48,7 @@ def commit(
     """Commit the write with `answer` stored under `key`. When a concurrent request under the same key committed
     first, this write is rolled back and that request's answer returned; else None (the caller returns `answer`)."""
     if key is not None:
+        session.execute(delete(Idempotensi).where(Idempotensi.waktu < datetime.now(UTC) - KEPT))
         session.add(
             Idempotensi(
                 kunci=key,

@@ -1,6 +1,7 @@
 """`/izin` wire shapes: a leave as asked for (`IzinIn`), ended (`IzinSelesaiIn`) and as returned (`IzinPublic`).
 
-An izin is returned with the student's name, class and room, never their personal data.
+An izin is returned with the student's name, class and room, never their personal data; its `alasan` (which may be
+personal) is the service's to return, and an MCP tool shows it only if its output model declares it.
 """
 
 from datetime import date

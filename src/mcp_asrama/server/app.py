@@ -11,7 +11,7 @@ from mcp.server.request_state import RequestStateSecurity
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.server import audit, auth, confirm, discovery, prompts, ratelimit, resources, tools
+from mcp_asrama.server import audit, auth, confirm, discovery, features, prompts, ratelimit, resources
 from mcp_asrama.server.access import SEMUA, Akses
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.settings import ServerSettings
@@ -75,7 +75,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     )
     server.verifier, server.limiter = verifier, limiter
     confirm.install(server.middleware, confirm.MemoryClaims(), security.ttl)
-    tools.register(server)
+    features.register(server)
     resources.register(server)
     prompts.register(server)
     return server

@@ -7,9 +7,10 @@ from mcp_asrama.client import NotFound
 from mcp_asrama.privacy import json_text
 from mcp_asrama.server.arguments import is_id, parse_tanggal
 from mcp_asrama.server.core import AsramaServer, resource_context
+from mcp_asrama.server.features.absensi import ringkas_absensi
+from mcp_asrama.server.features.kamar import ringkas_kamar
 from mcp_asrama.server.models import DetailAnak
 from mcp_asrama.server.scoped import terbatas
-from mcp_asrama.server.tools import ringkas_absensi, ringkas_kamar
 
 JSON = "application/json"
 

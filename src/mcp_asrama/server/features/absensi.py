@@ -1,117 +1,25 @@
-"""The tools: the tutorial's names and arguments, validated inputs, allowlisted and budgeted outputs."""
+"""Attendance: one day, a summary over a range."""
 
-import inspect
 from collections import Counter
-from collections.abc import Callable
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.models import BELUM_DICATAT, Anak, RekapAnak
-from mcp_asrama.client.models import Kamar as DataKamar
+from mcp_asrama.client.models import BELUM_DICATAT, RekapAnak
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server import audit
-from mcp_asrama.server.arguments import (
-    MAX_RANGE_DAYS,
-    IdAnak,
-    Kamar,
-    Kelas,
-    Limit,
-    Nama,
-    Offset,
-    StatusAbsensi,
-    StatusAnak,
-    Tanggal,
-)
+from mcp_asrama.server.arguments import MAX_RANGE_DAYS, IdAnak, Kamar, Kelas, StatusAbsensi, Tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
-from mcp_asrama.server.models import (
-    DetailAnak,
-    HasilAbsensiHarian,
-    HasilCariAnak,
-    HasilDaftarKamar,
-    HasilRekapAbsensi,
-    JumlahHarian,
-)
+from mcp_asrama.server.features.anak import satu_anak
+from mcp_asrama.server.features.common import READ_ONLY, add_tools
+from mcp_asrama.server.models import HasilAbsensiHarian, HasilRekapAbsensi, JumlahHarian
 from mcp_asrama.server.scoped import STATUSES, Hari, Terbatas, terbatas
 
-NO_ACCESS = "Token Anda tidak memberi akses ke data anak mana pun; minta admin memeriksa wewenang Anda."
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 TOP_ABSENT = 10
-
-
-async def cari_anak(
-    ctx: Context,
-    nama: Nama = None,
-    kelas: Kelas = None,
-    kamar: Kamar = None,
-    status: StatusAnak = None,
-    limit: Limit = 20,
-    offset: Offset = 0,
-) -> Annotated[CallToolResult, HasilCariAnak]:
-    """Cari anak asrama berdasarkan sebagian nama, kelas (mis. '7A'), nama kamar (mis. 'Al-Fatih 1') atau status
-    (aktif, izin, sakit, pulang). Semua filter opsional dan digabung (DAN). Hasil: total yang cocok dan satu halaman
-    anak (id, nama, kelas, kamar, status, nama_wali); bila ada next_offset, panggil lagi dengan offset=next_offset
-    untuk halaman berikutnya. Gunakan id dari hasil ini untuk detail_anak."""
-    reader = terbatas(ctx)
-    total, page = await reader.cari_anak(nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset)
-    if status and any((a.status or "").lower() != status for a in page):
-        # A tutorial-contract service ignores `status`: say so rather than present others as matches.
-        raise ToolError(
-            "Layanan data asrama ini tidak mendukung filter status pada pencarian anak. Panggil cari_anak "
-            "tanpa status; setiap anak di hasil menyertakan statusnya."
-        )
-    shown = fitting_count(page, RESULT_BUDGET)
-    following = offset + shown
-    catatan = NO_ACCESS if reader.akses.kosong else None
-    if shown < len(page):
-        catatan = f"Hasil dipotong agar ringkas: {shown} dari {len(page)} anak di halaman ini."
-    return tool_result(
-        HasilCariAnak(
-            total=total,
-            data=page[:shown],
-            catatan=catatan,
-            next_offset=following if following < total else None,
-        )
-    )
-
-
-async def satu_anak(reader: Terbatas, id_anak: str) -> Anak:
-    """One student this principal may see, or the tool error that says how to find the right id."""
-    try:
-        return await reader.detail_anak(id_anak)
-    except NotFound:
-        raise ToolError(
-            f"Anak dengan id '{id_anak}' tidak ditemukan. Cari id yang benar dengan cari_anak "
-            "(mis. berdasarkan nama atau kelas)."
-        ) from None
-
-
-async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult, DetailAnak]:
-    """Detail satu anak asrama berdasarkan id (mis. 'A001'): nama, kelas, kamar, status, jenis kelamin dan nama
-    wali. Belum tahu id-nya? Cari dulu dengan cari_anak."""
-    anak = await satu_anak(terbatas(ctx), id_anak)
-    return tool_result(DetailAnak.model_validate(anak.model_dump()))
-
-
-async def daftar_kamar(ctx: Context) -> Annotated[CallToolResult, HasilDaftarKamar]:
-    """Daftar semua kamar asrama: gedung (Putra/Putri), kapasitas, jumlah terisi dan musyrif (pembina kamar)."""
-    return tool_result(ringkas_kamar(await terbatas(ctx).daftar_kamar()))
-
-
-def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
-    """Every room, cut to the budget (with a note saying so) for a very large school."""
-    shown = fitting_count(rooms, RESULT_BUDGET)
-    catatan = None
-    if shown < len(rooms):
-        catatan = (
-            f"Daftar dipotong agar ringkas: {shown} dari {len(rooms)} kamar. Untuk kamar lain, tanyakan penghuninya "
-            "dengan cari_anak(kamar=...)."
-        )
-    return HasilDaftarKamar(jumlah=len(rooms), data=rooms[:shown], catatan=catatan)
 
 
 def _per_status(hari: Hari) -> JumlahHarian:
@@ -217,14 +125,5 @@ async def rekap_absensi(
 
 
 def register(server: AsramaServer) -> None:
-    """Add the tools in a fixed order (hosts cache the list; a stable order keeps prompt caches warm)."""
-    titles: dict[Callable[..., Any], str] = {
-        cari_anak: "Cari anak",
-        detail_anak: "Detail anak",
-        daftar_kamar: "Daftar kamar",
-        absensi_harian: "Absensi harian",
-        rekap_absensi: "Rekap absensi",
-    }
-    for fn, title in titles.items():
-        description = " ".join(inspect.cleandoc(fn.__doc__ or "").split())
-        server.tool(title=title, description=description, annotations=READ_ONLY)(fn)
+    """Add the attendance tools."""
+    add_tools(server, {absensi_harian: "Absensi harian", rekap_absensi: "Rekap absensi"}, READ_ONLY)

@@ -159,6 +159,17 @@ async def test_semua_anak_adds_each_student_without_a_record_as_belum_dicatat(im
     assert not any(DEWI_ANAK[f] in response.text for f in ("nik", "no_hp_wali", "alamat"))
 
 
+async def test_the_day_of_some_students_only(imported: httpx2.AsyncClient) -> None:
+    params = [("tanggal", HARI), ("semua_anak", "true"), ("id_anak", "A003"), ("id_anak", "A001"), ("id_anak", "X9")]
+    response = await imported.get("/absensi", params=params)
+    assert response.status_code == 200
+    assert response.json()["data"] == [AHMAD, CITRA]  # the class's order; an unknown id is simply absent
+    too_many = [("tanggal", HARI), *(("id_anak", f"A{i:03d}") for i in range(301))]
+    assert (await imported.get("/absensi", params=too_many)).status_code == 422
+    bad = await imported.get("/absensi", params=[("tanggal", HARI), ("id_anak", "../x")])
+    assert bad.status_code == 422
+
+
 async def test_without_semua_anak_the_day_is_its_records_as_before(imported: httpx2.AsyncClient) -> None:
     response = await imported.get("/absensi", params={"tanggal": HARI})
     assert response.json() == {"tanggal": HARI, "data": [AHMAD, CITRA, BUDI]}

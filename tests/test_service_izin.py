@@ -166,6 +166,9 @@ async def test_list_filters_and_never_shows_personal_data(service: httpx2.AsyncC
         ({"kamar": "Aisyah 2"}, []),
         ({"id_anak": "A001"}, [running["id"]]),
         ({"id_anak": "A001", "aktif": "false"}, []),
+        ({"tanggal": day(5)}, [later["id"]]),
+        ({"tanggal": day(0)}, [running["id"]]),
+        ({"tanggal": day(3)}, []),
     ]:
         response = await service.get("/izin", params=params)
         assert [i["id"] for i in response.json()["data"]] == expected, params
@@ -174,7 +177,17 @@ async def test_list_filters_and_never_shows_personal_data(service: httpx2.AsyncC
     assert not [p for p in PERSONAL if p in everything.text]
 
 
-@pytest.mark.parametrize("params", [{"aktif": "mungkin"}, {"limit": "0"}, {"limit": "501"}, {"kelas": "x" * 201}])
+async def test_one_izin_by_its_handle(service: httpx2.AsyncClient) -> None:
+    made = (await service.post("/izin", json=izin("A002", 5, 6, "keperluan", alasan="Lomba"))).json()
+    found = await service.get(f"/izin/{made['id']}")
+    assert found.status_code == 200 and found.json() == made
+    for unknown in ("tidak-ada", made["id"][:-1], "x" * 65):
+        assert (await service.get(f"/izin/{unknown}")).status_code in (404, 422), unknown
+
+
+@pytest.mark.parametrize(
+    "params", [{"aktif": "mungkin"}, {"limit": "0"}, {"limit": "501"}, {"kelas": "x" * 201}, {"tanggal": "2026-02-30"}]
+)
 async def test_bad_list_parameters_are_422(service: httpx2.AsyncClient, params: dict[str, str]) -> None:
     assert (await service.get("/izin", params=params)).status_code == 422
 

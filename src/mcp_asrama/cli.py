@@ -208,8 +208,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"audit: {path} does not exist", file=sys.stderr)
         return 2
-    if args.audit_command == "who-saw":
-        for entry in audit_check.who_saw(path, args.id_anak):
+    if args.audit_command in ("who-saw", "who-changed"):
+        lookup = audit_check.who_saw if args.audit_command == "who-saw" else audit_check.who_changed
+        for entry in lookup(path, args.id_anak):
             print(json.dumps(entry, ensure_ascii=False))
         return 0
     key_file = Path(args.key) if args.key else settings().audit_key
@@ -339,8 +340,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--since", metavar="SEQ:HASH", action="append", default=[], help="an entry kept earlier must still be there"
     )
     who = audit_commands.add_parser("who-saw", help="who received a student's data, and when (JSON lines)")
-    who.add_argument("id_anak")
-    who.add_argument("file", nargs="?", help="audit file (default ASRAMA_AUDIT_LOG)")
+    changed = audit_commands.add_parser(
+        "who-changed", help="who changed a student's records, how it was confirmed, old → new (JSON lines)"
+    )
+    for lookup in (who, changed):
+        lookup.add_argument("id_anak")
+        lookup.add_argument("file", nargs="?", help="audit file (default ASRAMA_AUDIT_LOG)")
     audit.set_defaults(func=cmd_audit)
     return parser
 

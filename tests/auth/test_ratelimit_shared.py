@@ -65,7 +65,7 @@ async def test_a_shared_server_limits_tool_calls_then_other_requests(shared_mcp:
 
     async with bearer_client(shared_mcp.url, token, "2026-07-28") as modern:
         assert 3500 < refusal_seconds(await modern.call_tool("daftar_kamar", {})) <= 3600
-        assert len((await modern.list_tools()).tools) == 5  # still free over the limit
+        assert len((await modern.list_tools()).tools) == 6  # still free over the limit
     other = idp.mint(shared_mcp.public_url, sub="ustadzah-halimah")
     async with bearer_client(shared_mcp.url, other, "2026-07-28") as client:
         assert not (await client.call_tool("daftar_kamar", {})).is_error

@@ -23,7 +23,8 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-TOOLS = ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_absensi"]
+TOOLS = ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_absensi", "daftar_izin"]
+WRITE_TOOLS = ["catat_absensi", "ajukan_izin", "akhiri_izin"]
 
 # One valid call of every tool, reaching the upstream (tutorial data: A001 exists, 2026-10-06 has records).
 VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -32,6 +33,7 @@ VALID_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("daftar_kamar", {}),
     ("absensi_harian", {"tanggal": "2026-10-06"}),
     ("rekap_absensi", {"dari": "2026-10-01", "sampai": "2026-10-31"}),
+    ("daftar_izin", {}),
 ]
 RESOURCE_URIS = ["asrama://kamar", "asrama://anak/A001", "asrama://absensi/2026-10-06"]
 
@@ -265,6 +267,7 @@ PERSONAL = {
 }
 ROOM_EXTRAS = {"kode_kunci": "KUNCI-RAHASIA-4242", "cctv_url": "rtsp://cctv-rahasia.local/kamar"}
 RESPONSE_EXTRAS = {"debug": {"sql": "SELECT-RAHASIA * FROM anak", "server": "db-rahasia.internal"}}
+IZIN_EXTRAS = {"alasan": "Alasan-Rahasia: ayah dirawat di RS"}
 NOT_FOUND_BODY = {"detail": "tidak ada", "nik_terakhir": "3171990011223399", "trace": "Traceback-RAHASIA"}
 
 
@@ -279,7 +282,7 @@ def leaked_values() -> set[str]:
         else:
             values.add(str(value))
 
-    for record in (*PERSONAL.values(), ROOM_EXTRAS, RESPONSE_EXTRAS, NOT_FOUND_BODY):
+    for record in (*PERSONAL.values(), ROOM_EXTRAS, RESPONSE_EXTRAS, IZIN_EXTRAS, NOT_FOUND_BODY):
         walk(record)
     values.discard("tidak ada")
     return values
@@ -380,5 +383,17 @@ def leaky_upstream() -> FastAPI:
             "per_anak": per_anak,
             **RESPONSE_EXTRAS,
         }
+
+    @app.get("/izin")
+    def list_izin(
+        kelas: str | None = None, kamar: str | None = None, authorization: str | None = Header(None)
+    ) -> dict[str, Any]:
+        _check_token(authorization)
+        running = {"id": "izin-A003-rahasia", "dari": "2026-10-05", "sampai": "2026-10-09", "jenis": "pulang"}
+        found = [
+            {**a, "id_anak": a["id"], **running, "aktif": True, **IZIN_EXTRAS}
+            for a in pick([anak["A003"]], kelas=kelas, kamar=kamar)
+        ]
+        return {"total": len(found), "data": found, **RESPONSE_EXTRAS}
 
     return app

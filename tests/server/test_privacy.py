@@ -36,6 +36,8 @@ TOOL_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("rekap_absensi", {"dari": "2026-10-01", "sampai": "2026-10-31"}),
     ("rekap_absensi", {"dari": "2026-10-06", "sampai": "2026-10-09", "kelas": "7A"}),
     ("rekap_absensi", {"dari": "2026-10-06", "sampai": "2026-10-09", "id_anak": "A002"}),
+    ("daftar_izin", {}),
+    ("daftar_izin", {"kelas": "7A", "aktif": True}),
 ]
 EXTRA_URIS = ["asrama://anak/A002", "asrama://anak/A003", "asrama://anak/X999", "asrama://absensi/2026-10-08"]
 PROMPTS: list[tuple[str, dict[str, str]]] = [
@@ -79,7 +81,7 @@ def leaks(outputs: list[str], values: set[str]) -> list[tuple[str, str]]:
 async def test_leaky_upstream_really_sends_what_the_scan_looks_for() -> None:
     """Guards the scan: without our allowlist the values would be there."""
     paths = ["/anak", "/anak/A001", "/anak/X999", "/kamar", "/absensi?tanggal=2026-10-06",
-             "/absensi/rekap?dari=2026-10-01&sampai=2026-10-02"]  # fmt: skip
+             "/absensi/rekap?dari=2026-10-01&sampai=2026-10-02", "/izin"]  # fmt: skip
     async with service_client(leaky_upstream()) as http:
         sent = "".join([(await http.get(path)).text for path in paths])
     assert sorted(value for value in leaked_values() if value not in sent) == []
@@ -91,7 +93,7 @@ async def test_no_personal_or_unknown_field_leaves_from_a_leaky_upstream(era: st
         found = await client.call_tool("absensi_harian", {"tanggal": "2026-10-06"})
     assert leaks(outputs, leaked_values()) == []
     for field in ("nik", "no_hp_wali", "alamat", "tanggal_lahir", "email_wali", "nisn", "riwayat_penyakit",
-                  "kesehatan", "kode_kunci", "cctv_url", "debug"):  # fmt: skip
+                  "kesehatan", "kode_kunci", "cctv_url", "debug", "alasan"):  # fmt: skip
         assert all(f'"{field}"' not in output for output in outputs), field
     # The scan saw real data: the allowlisted fields did come through.
     assert not found.is_error

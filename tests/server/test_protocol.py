@@ -71,6 +71,7 @@ async def test_input_schemas_declare_the_tutorial_arguments(mcp: Client) -> None
         "daftar_kamar": ([], []),
         "absensi_harian": (["tanggal", "kelas", "kamar", "status"], ["tanggal"]),
         "rekap_absensi": (["dari", "sampai", "kelas", "kamar", "id_anak"], ["dari", "sampai"]),
+        "daftar_izin": (["aktif", "kelas", "kamar"], []),
     }
     limit = tools["cari_anak"]["properties"]["limit"]
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 100, 20)

@@ -42,6 +42,7 @@ from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.token_cache import CachingVerifier
 from tests.auth.idp import new_rsa_key, public_pem
 from tests.server.conftest import connect, server_for
+from tests.server.support import TOOLS
 
 REFUSAL = re.compile(r"^Terlalu banyak permintaan; coba lagi dalam (\d+) detik\.$")
 
@@ -270,7 +271,7 @@ async def test_reads_over_the_limit_are_a_protocol_error_and_lists_stay_free(
         assert refused.value.error.data == {"retryAfter": 20}
         assert REFUSAL.match(refused.value.error.message)
         for _ in range(5):
-            assert len((await client.list_tools()).tools) == 5
+            assert len((await client.list_tools()).tools) == len(TOOLS)
         assert refusal_seconds(await client.call_tool("daftar_kamar", {})) == 20
 
 

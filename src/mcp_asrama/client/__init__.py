@@ -4,6 +4,7 @@ from mcp_asrama.client.client import AsramaClient, make_http_client
 from mcp_asrama.client.exceptions import (
     AsramaError,
     BadResponse,
+    Conflict,
     NotFound,
     ServiceAuthError,
     ServiceError,
@@ -16,6 +17,7 @@ __all__ = [
     "AsramaClient",
     "AsramaError",
     "BadResponse",
+    "Conflict",
     "NotFound",
     "ServiceAuthError",
     "ServiceError",

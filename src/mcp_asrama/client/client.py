@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from mcp_asrama.client.exceptions import (
     AsramaError,
     BadResponse,
+    Conflict,
     NotFound,
     ServiceAuthError,
     ServiceError,
@@ -18,7 +19,16 @@ from mcp_asrama.client.exceptions import (
     ServiceTimeout,
     ServiceUnavailable,
 )
-from mcp_asrama.client.models import AbsensiHarian, Anak, DaftarAnak, DaftarKamar, RekapAbsensi
+from mcp_asrama.client.models import (
+    AbsensiHarian,
+    Anak,
+    DaftarAnak,
+    DaftarIzin,
+    DaftarKamar,
+    HasilAbsensi,
+    Izin,
+    RekapAbsensi,
+)
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -46,6 +56,8 @@ def _status_error(status: int) -> AsramaError:
         return ServiceAuthError(f"service refused the token (HTTP {status})", status=status)
     if status == 404:
         return NotFound("not found (HTTP 404)", status=status)
+    if status == 409:
+        return Conflict("conflicts with what is stored (HTTP 409)", status=status)
     if status < 400:  # the contract never redirects: a redirect means ASRAMA_API_URL points at something else
         return BadResponse(f"service redirected (HTTP {status})", status=status)
     if status < 500:
@@ -58,20 +70,34 @@ def _params(**values: Any) -> dict[str, Any]:
     return {k: v.isoformat() if isinstance(v, date) else v for k, v in values.items() if v not in (None, "")}
 
 
+def _write_headers(actor: str | None, key: str) -> dict[str, str]:
+    """Who makes the change (bounded, printable: the service refuses anything else) and its Idempotency-Key."""
+    headers = {"Idempotency-Key": key}
+    if actor:
+        headers["X-Asrama-Actor"] = "".join(c if c.isprintable() else "?" for c in actor[:200])
+    return headers
+
+
 class AsramaClient:
-    """The data service's read routes; every failure is an `AsramaError`."""
+    """The data service's routes; every failure is an `AsramaError`."""
 
     def __init__(self, http: httpx2.AsyncClient) -> None:
         self._http = http
 
-    async def _get(self, path: str, model: type[M], params: dict[str, Any] | None = None) -> M:
+    async def _get(self, path: str, model: type[M], params: Any = None) -> M:
+        return await self._send("GET", path, model, params=params)
+
+    async def _post(self, path: str, model: type[M], body: dict[str, Any], headers: dict[str, str]) -> M:
+        return await self._send("POST", path, model, json=body, headers=headers)
+
+    async def _send(self, method: str, path: str, model: type[M], **request: Any) -> M:
         try:
-            response = await self._http.get(path, params=params)
+            response = await self._http.request(method, path, **request)
         except httpx2.TimeoutException as exc:
             raise ServiceTimeout("service did not answer in time") from exc
         except httpx2.RequestError as exc:
             raise ServiceUnavailable(f"service unreachable ({type(exc).__name__})") from exc
-        if response.status_code != 200:
+        if response.status_code not in (200, 201):
             log.warning("service answered %s", response.status_code, extra={"path": path.split("/")[1]})
             raise _status_error(response.status_code)
         try:
@@ -109,11 +135,13 @@ class AsramaClient:
         kamar: str | None = None,
         status: str | None = None,
         semua_anak: bool = False,
+        ids: list[str] | None = None,
     ) -> AbsensiHarian:
-        """`GET /absensi` of one day; `semua_anak` asks for every student of the filter (a service of the tutorial's
-        contract ignores it: its answer then lacks `semua_anak`)."""
+        """`GET /absensi` of one day; `semua_anak` asks for every student of the filter, `ids` (at most 300) for these
+        students only (a service of the tutorial's contract ignores both: its answer then lacks `semua_anak`)."""
         params = _params(tanggal=tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak or None)
-        return await self._get("/absensi", AbsensiHarian, params)
+        listed = [*params.items(), *(("id_anak", i) for i in ids or [])]
+        return await self._get("/absensi", AbsensiHarian, listed)
 
     async def rekap(
         self,
@@ -128,3 +156,41 @@ class AsramaClient:
         """`GET /absensi/rekap` (our service's extension of the contract)."""
         params = _params(dari=dari, sampai=sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, limit=limit)
         return await self._get("/absensi/rekap", RekapAbsensi, params)
+
+    async def catat_absensi(
+        self, tanggal: date, entri: list[dict[str, Any]], *, actor: str | None, key: str
+    ) -> HasilAbsensi:
+        """`POST /absensi/{tanggal}`: a roll call, all or nothing, once per `key`."""
+        path = f"/absensi/{tanggal.isoformat()}"
+        return await self._post(path, HasilAbsensi, {"entri": entri}, _write_headers(actor, key))
+
+    async def daftar_izin(
+        self,
+        *,
+        aktif: bool | None = None,
+        kelas: str | None = None,
+        kamar: str | None = None,
+        id_anak: str | None = None,
+        tanggal: date | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> DaftarIzin:
+        """`GET /izin`."""
+        flag = None if aktif is None else str(aktif).lower()
+        params = _params(
+            aktif=flag, kelas=kelas, kamar=kamar, id_anak=id_anak, tanggal=tanggal, limit=limit, offset=offset or None
+        )
+        return await self._get("/izin", DaftarIzin, params)
+
+    async def izin(self, id_izin: str) -> Izin:
+        """`GET /izin/{id}`; the id is escaped into one path segment."""
+        return await self._get(f"/izin/{quote(id_izin, safe='')}", Izin)
+
+    async def ajukan_izin(self, body: dict[str, Any], *, actor: str | None, key: str) -> Izin:
+        """`POST /izin`, once per `key`."""
+        return await self._post("/izin", Izin, body, _write_headers(actor, key))
+
+    async def akhiri_izin(self, id_izin: str, tanggal_kembali: date, *, actor: str | None, key: str) -> Izin:
+        """`POST /izin/{id}/selesai`, once per `key`."""
+        body = {"tanggal_kembali": tanggal_kembali.isoformat()}
+        return await self._post(f"/izin/{quote(id_izin, safe='')}/selesai", Izin, body, _write_headers(actor, key))

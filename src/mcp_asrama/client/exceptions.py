@@ -6,6 +6,7 @@ AsramaError
 ├── ServiceAuthError     401/403: our ASRAMA_API_TOKEN was refused
 ├── NotFound             404: no such record (or no such route on that service)
 ├── ServiceRejected      another 4xx: the service refused the request as malformed
+│   └── Conflict         409: it conflicts with what is stored (an overlapping izin, one already ended)
 ├── ServiceError         5xx: the service failed
 └── BadResponse          the answer was not the JSON shape the contract promises
 """
@@ -37,6 +38,10 @@ class NotFound(AsramaError):
 
 class ServiceRejected(AsramaError):
     """The service answered 4xx other than 401/403/404."""
+
+
+class Conflict(ServiceRejected):
+    """The service answered 409: the write conflicts with what is stored."""
 
 
 class ServiceError(AsramaError):

@@ -103,3 +103,44 @@ class RekapAbsensi(_Upstream):
     total: JumlahStatus
     jumlah_anak: int
     per_anak: list[RekapAnak]
+
+
+class PerubahanAbsensi(_Upstream):
+    """One student's status before (None: no record) and after a roll call."""
+
+    id_anak: str
+    status_lama: str | None = None
+    status_baru: str | None = None
+
+
+class HasilAbsensi(_Upstream):
+    """`POST /absensi/{tanggal}`: counts and every student's old → new status."""
+
+    tanggal: date
+    jumlah: int
+    baru: int
+    diubah: int
+    tetap: int
+    data: list[PerubahanAbsensi]
+
+
+class Izin(_Upstream):
+    """One izin (its reason, which may be personal, is not kept)."""
+
+    id: str
+    id_anak: str
+    nama: str
+    kelas: str | None = None
+    kamar: str | None = None
+    dari: date
+    sampai: date
+    jenis: str
+    tanggal_kembali: date | None = None
+    aktif: bool
+
+
+class DaftarIzin(_Upstream):
+    """`GET /izin`."""
+
+    total: int
+    data: list[Izin]

@@ -11,20 +11,25 @@ from mcp.server.request_state import RequestStateSecurity
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.server import audit, auth, confirm, discovery, features, prompts, ratelimit, resources
+from mcp_asrama.server import audit, auth, confirm, discovery, features, prompts, ratelimit, resources, writes
 from mcp_asrama.server.access import SEMUA, Akses
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.settings import ServerSettings
 
-INSTRUCTIONS = (
-    "Akses baca-saja ke data anak asrama/pesantren: cari anak (cari_anak), detail satu anak (detail_anak), "
-    "daftar kamar (daftar_kamar), absensi satu hari (absensi_harian) dan rekap absensi (rekap_absensi). "
+READS = (
+    "Data anak asrama/pesantren: cari anak (cari_anak), detail satu anak (detail_anak), daftar kamar (daftar_kamar), "
+    "absensi satu hari (absensi_harian), rekap absensi (rekap_absensi) dan izin (daftar_izin). "
     "Jawab hanya dari hasil tool; jangan menebak. Data pribadi (NIK, nomor HP wali, alamat) tidak tersedia."
+)
+WRITE_NOTE = (
+    " Bila wewenang Anda mengizinkan, catat absensi (catat_absensi), ajukan izin (ajukan_izin) dan akhiri izin "
+    "(akhiri_izin): setiap pencatatan ditanyakan dulu kepada pengguna dan hanya ditulis bila ia menyetujui."
 )
 
 # Definitions change only with a new version: hosts may cache them (public). Reads are live data: never cached.
 _DEFINITIONS = CacheHint(ttl_ms=3_600_000, scope="public")
-CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+_BY_CALLER = CacheHint(ttl_ms=3_600_000, scope="private")
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {  # `tools/list` is private when it depends on who asks (writes)
     "server/discover": _DEFINITIONS,
     "tools/list": _DEFINITIONS,
     "prompts/list": _DEFINITIONS,
@@ -55,9 +60,9 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         "asrama",
         title="Data Anak Asrama",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=READS + (WRITE_NOTE if settings.writes else ""),
         lifespan=lifespan,
-        cache_hints=CACHE_HINTS,
+        cache_hints={**CACHE_HINTS, "tools/list": _BY_CALLER} if settings.writes else CACHE_HINTS,
         token_verifier=verifier,
         request_state_security=security,
         auth=auth.auth_settings(settings),
@@ -74,6 +79,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         subscriptions=False,
     )
     server.verifier, server.limiter = verifier, limiter
+    server.writable = lambda: writes.allowed(settings.writes)
     confirm.install(server.middleware, confirm.MemoryClaims(), security.ttl)
     features.register(server)
     resources.register(server)

@@ -4,7 +4,7 @@ import re
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
 ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 MAX_RANGE_DAYS = 366
@@ -54,3 +54,23 @@ StatusAbsensi = Annotated[
 ]
 Limit = Annotated[int, Field(ge=1, le=100, description="Jumlah anak per halaman (1–100)")]
 Offset = Annotated[int, Field(ge=0, le=1_000_000, description="Lewati sejumlah anak (untuk halaman berikutnya)")]
+
+
+def _printable(value: str) -> str:
+    """Text a person wrote for the record: control characters (newlines, NUL) are refused, never stored."""
+    if not value.isprintable():
+        raise ValueError("tidak boleh berisi karakter kendali")
+    return value
+
+
+Teks = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500), AfterValidator(_printable)]
+Status = Literal["hadir", "izin", "sakit", "alpa"]
+StatusCatat = Annotated[Status, Field(description="Status absensi: hadir, izin, sakit atau alpa")]
+Keterangan = Annotated[
+    Teks | None, AfterValidator(lambda v: v or None), Field(description="Catatan singkat, mis. 'Demam'")
+]
+IdIzin = Annotated[
+    str, Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$", description="Id izin dari ajukan_izin atau daftar_izin")
+]
+JenisIzin = Annotated[Literal["pulang", "sakit", "keperluan"], Field(description="Jenis izin")]
+Alasan = Annotated[Teks, Field(min_length=1, description="Alasan izin (disimpan di layanan, tidak ditampilkan lagi)")]

@@ -22,6 +22,12 @@ itself). A successful answer discloses
 A failed request (an error, a tool error, a cancellation) discloses no one. The file holds search terms (possibly
 a child's name): keep it like the data (created 0600).
 
+A call of a write tool (`WRITE_TOOLS`) also gets `write`: `confirmation` — `asked` (the question went to the
+person), `accepted`, `declined`, `cancelled`, `replayed` (a confirmation used again: refused), `unchanged` (nothing
+to write, nobody asked), `failed` (accepted, but the service did not write) or `refused` (not allowed, invalid, or
+no way to ask) — and `changes`: each student changed, as `id`, `old` and `new` status (and the `izin` handle), ids
+and statuses only. `who_changed` reads them back.
+
 The file is written by `audit_log` (append-only, fsync'd, each line sealed — SHA-256, or HMAC-SHA256 under the
 school's key, `ASRAMA_AUDIT_KEY` — and chained to the one before: see `audit_seal`) and read back by
 `audit_check` (`verify` with its anchors, `who_saw`). A key file shorter than 32 bytes or open to group or others,
@@ -53,7 +59,7 @@ from pydantic import BaseModel, ValidationError
 from mcp_asrama.server.access import LOCAL_SUBJECT
 from mcp_asrama.server.audit_log import AuditLog, utc_now
 from mcp_asrama.server.audit_seal import AuditConfigError, load_key
-from mcp_asrama.server.methods import NO_DATA_METHODS
+from mcp_asrama.server.methods import NO_DATA_METHODS, WRITE_TOOLS
 from mcp_asrama.server.settings import ServerSettings
 
 log = logging.getLogger(__name__)
@@ -81,8 +87,9 @@ _MAX_TEXT, _MAX_KEYS, _MAX_ID = 200, 16, 64
 SMALL_GROUP = 5
 STUDENT_ARGUMENT = "id_anak"
 _STUDENT_URI = re.compile(r"\Aasrama://anak/([^/?#]+)")
-# The ids the handler in progress declared; the Auditor sets a fresh set around each audited request.
+# The ids the handler in progress declared, and what its write did; the Auditor sets fresh ones around each request.
 _declared: ContextVar[set[str] | None] = ContextVar("asrama_audit_declared", default=None)
+_written: ContextVar[dict[str, Any] | None] = ContextVar("asrama_audit_written", default=None)
 
 
 def audited(method: str) -> bool:
@@ -105,6 +112,23 @@ def disclose_aggregate(count: int, ids: Iterable[str]) -> None:
     """An aggregate over `count` visible students, `ids` theirs: under `SMALL_GROUP` each of them is disclosed."""
     if count < SMALL_GROUP:
         disclose(ids)
+
+
+def note_write(confirmation: str, changes: Iterable[Mapping[str, str | None]] = ()) -> None:
+    """Declare how the write in progress was confirmed and which students it changed (`id`, `old`, `new`, maybe
+    `izin`): ids, statuses and handles only. Outside an audited request this does nothing."""
+    written = _written.get()
+    if written is not None:
+        written["confirmation"] = confirmation
+        written["changes"] = [{k: v[:_MAX_ID] if isinstance(v, str) else v for k, v in c.items()} for c in changes]
+
+
+def _write_fields(target: Any, outcome: str, written: dict[str, Any]) -> dict[str, Any]:
+    """The `write` field of a write tool's line: what its handler declared, else `refused` (it never got to ask)."""
+    if target not in WRITE_TOOLS:
+        return {}
+    confirmation = written.get("confirmation") or ("refused" if outcome != "ok" else "asked")
+    return {"write": {"confirmation": confirmation, "changes": written.get("changes", [])}}
 
 
 def _named(method: str, params: Mapping[str, Any]) -> list[str]:
@@ -261,20 +285,23 @@ class Auditor:
             return {**fields, "outcome": outcome, **more, "latency_ms": latency}
 
         declared: set[str] = set()
-        reset = _declared.set(declared)
+        written: dict[str, Any] = {}
+        reset, reset_written = _declared.set(declared), _written.set(written)
         try:
             result = await call_next(ctx)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self._record(done("cancelled", disclosed=[]))
+                await self._record(done("cancelled", disclosed=[], **_write_fields(fields["target"], "x", written)))
             raise
         except Exception as exc:
             code = exc.error.code if isinstance(exc, MCPError) else INTERNAL_ERROR
             code = INVALID_PARAMS if isinstance(exc, ValidationError) else code
-            await self._record(done("error", code=code, disclosed=[]))
+            write = _write_fields(fields["target"], "error", written)
+            await self._record(done("error", code=code, disclosed=[], **write))
             raise
         finally:
             _declared.reset(reset)
+            _written.reset(reset_written)
         wire: Any = result.model_dump(mode="json", by_alias=True) if isinstance(result, BaseModel) else result
         wire = wire if isinstance(wire, Mapping) else {}
         outcome = "tool_error" if ctx.method == "tools/call" and wire.get("isError") is True else "ok"
@@ -282,7 +309,8 @@ class Auditor:
         if outcome == "ok":
             params = ctx.params if isinstance(ctx.params, Mapping) else {}
             disclosed = sorted({*disclosed_ids(ctx.method, wire), *_named(ctx.method, params), *declared})
-        if await self._record(done(outcome, disclosed=disclosed)):
+        write = _write_fields(fields["target"], outcome, written)
+        if await self._record(done(outcome, disclosed=disclosed, **write)):
             return result
         if ctx.method in DISCLOSING or disclosed:
             return _withheld(ctx.method, wire)

@@ -1,5 +1,5 @@
 """Reading the disclosure audit: `verify` the chain (with the key, and against anchors kept elsewhere), and
-`who_saw` a student's data (see `audit`, `audit_seal`).
+`who_saw` a student's data and `who_changed` it (see `audit`, `audit_seal`).
 
 An anchor is an entry's number and seal, `SEQ:HASH`, as `verify` prints the head: copied at a known point (daily,
 when rotating) to another machine or to paper. `--since SEQ:HASH` checks that the entry still exists with that seal
@@ -169,14 +169,40 @@ def verify(
     return True, "; ".join(verdict)
 
 
-def who_saw(path: Path, id_anak: str) -> list[dict[str, Any]]:
-    """The entries that disclosed `id_anak`: time, subject, client, method and target (run `verify` first)."""
-    wanted, found = id_anak.strip(), []
+def _entries(path: Path) -> Iterator[dict[str, Any]]:
+    """The entries that parse as JSON objects, in order."""
     for _, raw, _ in _lines(path):
         try:
             entry = json.loads(raw)
         except ValueError:
             continue
-        if isinstance(entry, dict) and isinstance(entry.get("disclosed"), list) and wanted in entry["disclosed"]:
-            found.append({k: entry.get(k) for k in ("seq", "time", "subject", "client", "method", "target")})
+        if isinstance(entry, dict):
+            yield entry
+
+
+_WHO = ("seq", "time", "subject", "client", "method", "target")
+
+
+def who_saw(path: Path, id_anak: str) -> list[dict[str, Any]]:
+    """The entries that disclosed `id_anak`: time, subject, client, method and target (run `verify` first)."""
+    wanted = id_anak.strip()
+    return [
+        {k: entry.get(k) for k in _WHO}
+        for entry in _entries(path)
+        if isinstance(entry.get("disclosed"), list) and wanted in entry["disclosed"]
+    ]
+
+
+def who_changed(path: Path, id_anak: str) -> list[dict[str, Any]]:
+    """Every write attempt that names `id_anak` among its changes: who, when, through which tool, how it was
+    confirmed, and old → new (run `verify` first). Refused and declined attempts name no changes."""
+    wanted, found = id_anak.strip(), []
+    for entry in _entries(path):
+        write = entry.get("write")
+        if not isinstance(write, dict) or not isinstance(write.get("changes"), list):
+            continue
+        for change in write["changes"]:
+            if isinstance(change, dict) and change.get("id") == wanted:
+                more = {k: v for k, v in change.items() if k != "id"}
+                found.append({**{k: entry.get(k) for k in _WHO}, "confirmation": write.get("confirmation"), **more})
     return found

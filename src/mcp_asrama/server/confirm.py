@@ -26,6 +26,8 @@ from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
+from mcp_asrama.server import audit
+
 
 def replayed() -> MCPError:
     """What the SDK answers for any state it refuses: a replay is told exactly the same."""
@@ -101,6 +103,7 @@ class Claimed:
         if key is None:
             return await call_next(ctx)
         if not self.claims.claim(key, self.ttl):
+            audit.note_write("replayed")
             raise replayed()
         token = _claimed.set(key)
         try:
@@ -110,6 +113,8 @@ class Claimed:
 
 
 def install(middleware: list[ServerMiddleware[Any]], claims: ClaimStore, ttl: float) -> None:
-    """Put `noted` just in front of the SDK's `RequestStateBoundary` and `Claimed` just behind it."""
+    """Move the SDK's `RequestStateBoundary` innermost, behind our own middleware (so the audit records a refused
+    or replayed state too), with `noted` just in front of it and `Claimed` just behind it."""
     at = next(i for i, m in enumerate(middleware) if isinstance(m, RequestStateBoundary))
-    middleware[at : at + 1] = [noted, middleware[at], Claimed(claims, ttl)]
+    boundary = middleware.pop(at)
+    middleware.extend([noted, boundary, Claimed(claims, ttl)])

@@ -4,12 +4,14 @@
   invalid arguments as one short line, anything unexpected masked and logged (never `str(e)`);
 - an unknown tool or prompt, a prompt without its required arguments or with arguments it does not declare, is
   JSON-RPC `-32602`; a prompt that fails unexpectedly is a masked `-32603` in both eras (never `str(e)`);
-- every tool's input schema is closed (`additionalProperties: false`) and unknown arguments are refused.
+- every tool's input schema is closed (`additionalProperties: false`) and unknown arguments are refused;
+- the write tools are listed, and callable, only for a caller who may write (`writable`); for anyone else they do
+  not exist (the spec lets the list vary by authorization).
 """
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
@@ -32,6 +34,7 @@ from mcp_asrama.client import AsramaClient, AsramaError
 from mcp_asrama.privacy import json_text
 from mcp_asrama.server.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
+from mcp_asrama.server.methods import WRITE_TOOLS
 from mcp_asrama.server.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
@@ -89,12 +92,13 @@ class AsramaServer(MCPServer[Any]):
     """MCPServer with strict tool schemas, protocol errors for unknown names, and masked failures.
 
     `verifier` and `limiter` are the token verifier (None without auth) and the rate limiter, shared with the
-    HTTP layer.
+    HTTP layer; `writable` tells whether the caller of the request in progress may write.
     """
 
     _closed_tools: dict[str, Tool] | None = None
     verifier: TokenVerifier | None = None
     limiter: RateLimiter  # set by build_server
+    writable: Callable[[], bool] = staticmethod(lambda: False)
 
     def add_tool(self, *args: Any, **kwargs: Any) -> None:
         """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use."""
@@ -107,7 +111,8 @@ class AsramaServer(MCPServer[Any]):
         self._closed_tools = None
 
     async def _tools(self) -> dict[str, Tool]:
-        """The tools by name, in registration order, each input schema closed and without its generated title."""
+        """The tools this caller may use by name, in registration order, each input schema closed and without its
+        generated title."""
         if self._closed_tools is None:
             closed = {}
             for tool in await super().list_tools():
@@ -115,7 +120,9 @@ class AsramaServer(MCPServer[Any]):
                 schema["additionalProperties"] = False
                 closed[tool.name] = tool.model_copy(update={"input_schema": schema})
             self._closed_tools = closed
-        return self._closed_tools
+        if self.writable():
+            return self._closed_tools
+        return {name: tool for name, tool in self._closed_tools.items() if name not in WRITE_TOOLS}
 
     async def list_tools(self) -> list[Tool]:
         """Tools in registration order (a fixed order: hosts cache the list), input schemas closed."""

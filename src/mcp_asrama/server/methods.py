@@ -13,3 +13,6 @@ NO_DATA_METHODS = frozenset(
         "resources/templates/list",
     }
 )
+
+# The tools that change children's data: each is confirmed by a person, and its audit line says how that went.
+WRITE_TOOLS = frozenset({"catat_absensi", "ajukan_izin", "akhiri_izin"})

@@ -7,11 +7,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp_asrama.client.models import Anak, AnakRingkas, CatatanAbsensi, JumlahStatus, Kamar, RekapAnak
 
 
-class _Result(BaseModel):
+class Result(BaseModel):
+    """A tool's result: fields not declared are dropped (allowlist)."""
+
     model_config = ConfigDict(extra="ignore")
 
 
-class HasilCariAnak(_Result):
+class HasilCariAnak(Result):
     """Students matching the filters; `next_offset` is the offset of the next page when there is one."""
 
     total: int = Field(description="Jumlah semua anak yang cocok")
@@ -24,7 +26,7 @@ class DetailAnak(Anak):
     """One student: id, name, class, room, status, gender and guardian's name."""
 
 
-class HasilDaftarKamar(_Result):
+class HasilDaftarKamar(Result):
     """Every room with building, capacity, occupancy and musyrif."""
 
     jumlah: int = Field(description="Jumlah semua kamar")
@@ -40,7 +42,7 @@ class JumlahHarian(JumlahStatus):
     )
 
 
-class HasilAbsensiHarian(_Result):
+class HasilAbsensiHarian(Result):
     """One day's attendance of every visible student of the filter: counts per status, then who was not `hadir`."""
 
     tanggal: date
@@ -52,7 +54,7 @@ class HasilAbsensiHarian(_Result):
     catatan: str | None = None
 
 
-class HasilRekapAbsensi(_Result):
+class HasilRekapAbsensi(Result):
     """Counts per status over a date range and the students with the most absences."""
 
     dari: date

@@ -19,6 +19,7 @@ from mcp_asrama.client.models import (
     BELUM_DICATAT,
     Anak,
     CatatanAbsensi,
+    Izin,
     JumlahStatus,
     Kamar,
     RekapAbsensi,
@@ -30,6 +31,7 @@ from mcp_asrama.server.core import state_of
 # A scoped search, or a day's students listed through `/anak`, gathers every match; beyond this it gives up.
 MAX_SCOPED_ROWS = 5_000
 PAGE = 100
+IZIN_PAGE = 500  # the service's largest page of izin
 STATUSES = ("hadir", "izin", "sakit", "alpa")
 
 Unit = tuple[str | None, str | None]  # (kelas, kamar) filters of one upstream request
@@ -177,6 +179,43 @@ class Terbatas:
                     else "Layanan data asrama tidak menyertakan kelas/kamar pada data absensi, jadi data tidak bisa "
                     "dibatasi sesuai wewenang Anda. Minta admin memakai layanan yang menyertakannya."
                 )
+
+    async def catatan_anak(self, tanggal: date, ids: list[str]) -> dict[str, CatatanAbsensi] | None:
+        """The day's row of each of `ids` this principal may see (`belum_dicatat` without a record), by id; an
+        unknown or invisible id is absent. None when the service cannot look students up by id (not ours)."""
+        found: dict[str, CatatanAbsensi] = {}
+        for start in range(0, len(ids), PAGE):
+            day = await self.client.absensi(tanggal, semua_anak=True, ids=ids[start : start + PAGE])
+            if not day.semua_anak:
+                return None
+            wanted = set(ids[start : start + PAGE])
+            found.update(
+                (r.id_anak, r) for r in day.data if r.id_anak in wanted and self.visible(kelas=r.kelas, kamar=r.kamar)
+            )
+        return found
+
+    async def daftar_izin(
+        self, *, aktif: bool | None, kelas: str | None, kamar: str | None, tanggal: date | None = None
+    ) -> tuple[list[Izin], bool]:
+        """The visible izin of the filters, latest first, and whether that is all of them (each upstream request
+        gives at most `IZIN_PAGE`)."""
+        merged: dict[str, Izin] = {}
+        complete = True
+        for unit_kelas, unit_kamar in self.units(kelas, kamar):
+            page = await self.client.daftar_izin(
+                aktif=aktif, kelas=unit_kelas, kamar=unit_kamar, tanggal=tanggal, limit=IZIN_PAGE
+            )
+            complete = complete and page.total <= len(page.data)
+            merged.update((i.id, i) for i in page.data if self.visible(kelas=i.kelas, kamar=i.kamar))
+        ordered = sorted(merged.values(), key=lambda i: (i.dari, i.id), reverse=True)
+        return ordered, complete
+
+    async def izin(self, id_izin: str) -> Izin:
+        """One izin by its handle, or `OutOfReach` (a NotFound) when its student is outside the scope."""
+        found = await self.client.izin(id_izin)
+        if not self.visible(kelas=found.kelas, kamar=found.kamar):
+            raise OutOfReach("not visible")
+        return found
 
     @staticmethod
     def _matches(value: str | None, wanted: str | None) -> bool:

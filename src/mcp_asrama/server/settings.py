@@ -46,6 +46,9 @@ class ServerSettings(ConnectionLimits):
     audit_log: Path | None = None
     audit_key: Path | None = None  # a file holding the secret that makes the audit chain an HMAC chain
 
+    # Whether the write tools exist at all (ASRAMA_WRITES=on); over HTTP a caller also needs the scope asrama:write.
+    writes: bool = False
+
     # The keys that seal confirmations (`requestState`): a rotation ring, the first seals and all unseal; random
     # per process when unset (then only this process can finish a confirmation it asked for).
     state_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)

@@ -145,9 +145,11 @@ def absensi_harian(
     kamar: str | None,
     status: str | None,
     semua_anak: bool = False,
+    ids: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """One day's attendance records with each student's name, class and room. With `semua_anak`, every student of
-    the filter: one without a record has status `belum_dicatat` (and `status="belum_dicatat"` keeps only those)."""
+    """One day's attendance records with each student's name, class and room, of the students `ids` only when
+    given. With `semua_anak`, every student of the filter: one without a record has status `belum_dicatat` (and
+    `status="belum_dicatat"` keeps only those)."""
     recorded = and_(Absensi.id_anak == Anak.id, Absensi.tanggal == tanggal)
     query = (
         select(Anak.id.label("id_anak"), Absensi.status, Absensi.keterangan, Anak.nama, Anak.kelas, Anak.kamar)
@@ -156,6 +158,8 @@ def absensi_harian(
         .where(*anak_filters(session, kelas=kelas, kamar=kamar))
         .order_by(Anak.kelas, Anak.nama, Anak.id)
     )
+    if ids:
+        query = query.where(Anak.id.in_(ids))
     if status == BELUM_DICATAT:
         query = query.where(Absensi.id_anak.is_(None))
     elif status:

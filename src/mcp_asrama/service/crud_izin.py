@@ -121,13 +121,17 @@ def search(
     kamar: str | None,
     id_anak: str | None,
     today: date,
+    pada: date | None = None,
     limit: int,
     offset: int,
 ) -> tuple[int, Sequence[tuple[Izin, Anak]]]:
-    """Izin records matching every given filter, latest first: (total, one page)."""
+    """Izin records matching every given filter (`aktif`: running today or not; `pada`: running that day), latest
+    first: (total, one page)."""
     filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
     if aktif is not None:
         filters.append(_running(today) if aktif else ~_running(today))
+    if pada is not None:
+        filters.append(_running(pada))
     base = select(Izin, Anak).join(Anak, Anak.id == Izin.id_anak).where(*filters)
     total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
     page = session.execute(base.order_by(Izin.dari.desc(), Izin.id).limit(limit).offset(offset))

@@ -2,10 +2,10 @@
 the list; a stable order keeps prompt caches warm)."""
 
 from mcp_asrama.server.core import AsramaServer
-from mcp_asrama.server.features import absensi, anak, kamar
+from mcp_asrama.server.features import absensi, anak, catat_absensi, izin, kamar
 
 
 def register(server: AsramaServer) -> None:
     """Add the tools of every domain."""
-    for domain in (anak, kamar, absensi):
+    for domain in (anak, kamar, absensi, catat_absensi, izin):
         domain.register(server)

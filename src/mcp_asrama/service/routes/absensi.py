@@ -11,11 +11,13 @@ from mcp_asrama.service.crud_absensi import Catatan
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.schemas import (
     BELUM_DICATAT,
+    MAX_ENTRI,
     STATUS_ABSENSI,
     AbsensiBanyakIn,
     AbsensiHarian,
     AbsensiIn,
     AbsensiPublic,
+    AnakId,
     Cari,
     DaftarRiwayat,
     HasilAbsensi,
@@ -45,11 +47,17 @@ def absensi_harian(
     semua_anak: Annotated[
         bool, Query(description="Sertakan setiap anak filter yang belum punya catatan hari itu (status belum_dicatat)")
     ] = False,
+    id_anak: Annotated[
+        list[AnakId] | None, Query(max_length=MAX_ENTRI, description="Hanya anak-anak ini (boleh diulang, maks. 300)")
+    ] = None,
 ) -> AbsensiHarian:
     """The attendance records of one day (a day without records gives an empty list). With `semua_anak=true`
-    (implied by `status=belum_dicatat`), every student of the filter: `belum_dicatat` where there is no record."""
+    (implied by `status=belum_dicatat`), every student of the filter: `belum_dicatat` where there is no record.
+    With `id_anak` (repeated, up to 300), only those students (an unknown id is simply absent)."""
     semua_anak = semua_anak or status == BELUM_DICATAT
-    rows = crud.absensi_harian(session, tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak)
+    rows = crud.absensi_harian(
+        session, tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak, ids=id_anak or ()
+    )
     return AbsensiHarian(tanggal=tanggal, data=[AbsensiPublic(**r) for r in rows], semua_anak=semua_anak or None)
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from mcp_asrama.service import crud, crud_izin, idempotensi
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.models import Anak, Izin
-from mcp_asrama.service.schemas import Cari
+from mcp_asrama.service.schemas import Cari, Tanggal
 from mcp_asrama.service.schemas_izin import DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
 
 router = APIRouter(prefix="/izin", tags=["izin"], dependencies=[TokenDep])
@@ -78,15 +78,36 @@ def daftar_izin(
     kelas: Filter = None,
     kamar: Filter = None,
     id_anak: Filter = None,
+    tanggal: Annotated[
+        Tanggal | None, Query(description="Hanya izin yang berjalan pada tanggal ini (YYYY-MM-DD)")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> DaftarIzin:
-    """Izin records by running today, class, room (case-insensitive) or student, latest first."""
+    """Izin records by running today (`aktif`) or on a day (`tanggal`), class, room (case-insensitive) or student,
+    latest first."""
     today = date.today()
     total, page = crud_izin.search(
-        session, aktif=aktif, kelas=kelas, kamar=kamar, id_anak=id_anak, today=today, limit=limit, offset=offset
+        session,
+        aktif=aktif,
+        kelas=kelas,
+        kamar=kamar,
+        id_anak=id_anak,
+        today=today,
+        pada=tanggal,
+        limit=limit,
+        offset=offset,
     )
     return DaftarIzin(total=total, data=[_public(i, a, today) for i, a in page])
+
+
+@router.get("/{id_izin}", response_model=IzinPublic, response_model_exclude_none=True, responses=_ERRORS)
+def detail_izin(session: SessionDep, id_izin: IzinId) -> IzinPublic:
+    """One izin by its id."""
+    found = crud_izin.get(session, id_izin)
+    if found is None:
+        raise HTTPException(status_code=404, detail="Izin tidak ditemukan")
+    return _public(*found, date.today())
 
 
 @router.post("/{id_izin}/selesai", response_model=IzinPublic, response_model_exclude_none=True, responses=_ERRORS)

@@ -1,0 +1,292 @@
+"""Recording a roll call: one day for up to 300 students, confirmed by a person, written all or nothing, once.
+
+The plan (`rencana`) is built from the data on every round: the named students (each must exist and be within the
+caller's scope), and with `kamar`/`kelas` and `yang_lain` every other visible student of that room or class —
+`izin` instead for a student whose izin runs that day. The question lists the counts, then each change.
+"""
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_asrama.client import AsramaError
+from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi
+from mcp_asrama.server import audit, writes
+from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, Status, StatusCatat, Tanggal
+from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.features.common import NO_ACCESS, add_tools
+from mcp_asrama.server.models import Result
+from mcp_asrama.server.scoped import terbatas
+
+MAX_ROWS = 300
+MAX_NOTE_SHOWN = 80
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+UNSUPPORTED = (
+    "Layanan data asrama ini tidak mendukung pencatatan absensi lewat asisten (butuh layanan mcp-asrama). "
+    "Tidak ada yang dicatat."
+)
+
+
+class EntriAbsensi(BaseModel):
+    """One student's line of a roll call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id_anak: IdAnak
+    status: StatusCatat
+    keterangan: Keterangan = None
+
+
+@dataclass(frozen=True)
+class Baris:
+    """One student's record of the day: as it is (`lama`, None without one) and as it will be."""
+
+    id_anak: str
+    nama: str | None
+    lama: str | None
+    keterangan_lama: str | None
+    baru: str
+    keterangan: str | None
+
+    @property
+    def berubah(self) -> bool:
+        return (self.lama, self.keterangan_lama) != (self.baru, self.keterangan)
+
+
+@dataclass(frozen=True)
+class Rencana:
+    """The whole roll call as it will be written."""
+
+    tanggal: date
+    cakupan: str
+    baris: list[Baris]
+
+    @property
+    def berubah(self) -> list[Baris]:
+        return [b for b in self.baris if b.berubah]
+
+    def jumlah(self) -> tuple[int, int, int]:
+        """(new records, changed records, unchanged records)."""
+        baru = sum(b.berubah and b.lama is None for b in self.baris)
+        diubah = sum(b.berubah and b.lama is not None for b in self.baris)
+        return baru, diubah, len(self.baris) - baru - diubah
+
+
+def _ids(ids: list[str], limit: int = 20) -> str:
+    more = f" (dan {len(ids) - limit} lainnya)" if len(ids) > limit else ""
+    return ", ".join(ids[:limit]) + more
+
+
+def _cakupan(kelas: str | None, kamar: str | None) -> str:
+    parts = [f"kamar {kamar}" if kamar else "", f"kelas {kelas}" if kelas else ""]
+    return ", ".join(p for p in parts if p)
+
+
+def _baris(record: CatatanAbsensi, status: str, keterangan: str | None) -> Baris:
+    recorded = record.status != BELUM_DICATAT
+    return Baris(
+        id_anak=record.id_anak,
+        nama=record.nama,
+        lama=record.status if recorded else None,
+        keterangan_lama=record.keterangan if recorded else None,
+        baru=status,
+        keterangan=keterangan,
+    )
+
+
+async def rencana(
+    ctx: Context,
+    tanggal: date,
+    entri: list[EntriAbsensi],
+    kamar: str | None,
+    kelas: str | None,
+    yang_lain: Status | None,
+) -> Rencana:
+    """The roll call as it will be written, from the data as it is now; a ToolError names every problem row."""
+    if yang_lain is not None and not (kamar or kelas):
+        raise ToolError("Argumen tidak valid: yang_lain perlu kamar atau kelas (siapa 'yang lain').")
+    if not entri and yang_lain is None:
+        raise ToolError("Argumen tidak valid: isi entri, atau kamar/kelas dengan yang_lain.")
+    twice = sorted(i for i, n in Counter(e.id_anak for e in entri).items() if n > 1)
+    if twice:
+        raise ToolError(f"Argumen tidak valid: id_anak lebih dari sekali di entri: {_ids(twice)}.")
+    reader = terbatas(ctx)
+    if reader.akses.kosong:
+        raise ToolError(NO_ACCESS)
+    others: list[CatatanAbsensi] = []
+    if yang_lain is not None:
+        hari = await reader.absensi(tanggal, kelas, kamar)
+        if not hari.lengkap:
+            raise ToolError(UNSUPPORTED)
+        others = hari.rows
+        if not others:
+            raise ToolError(
+                f"Tidak ada anak di {_cakupan(kelas, kamar)} yang boleh Anda catat. Periksa namanya dengan "
+                "daftar_kamar atau cari_anak. Tidak ada yang dicatat."
+            )
+    known = {r.id_anak: r for r in others}
+    missing = [e.id_anak for e in entri if e.id_anak not in known]
+    found = await reader.catatan_anak(tanggal, missing) if missing else {}
+    if found is None:
+        raise ToolError(UNSUPPORTED)
+    known.update(found)
+    problems = [i for i in missing if i not in known]
+    if problems:
+        raise ToolError(
+            f"Anak tidak ditemukan atau di luar wewenang Anda: {_ids(problems)}. Tidak ada yang dicatat; periksa "
+            "id dengan cari_anak lalu panggil lagi."
+        )
+    named = {e.id_anak for e in entri}
+    rest = [r for r in others if r.id_anak not in named]
+    if len(entri) + len(rest) > MAX_ROWS:
+        raise ToolError(
+            f"Terlalu banyak anak sekaligus ({len(entri) + len(rest)}); paling banyak {MAX_ROWS} per panggilan. "
+            "Bagi per kamar atau kelas. Tidak ada yang dicatat."
+        )
+    on_leave: set[str] = set()
+    if rest:
+        running, _ = await reader.daftar_izin(aktif=None, kelas=kelas, kamar=kamar, tanggal=tanggal)
+        on_leave = {i.id_anak for i in running}
+    baris = [_baris(known[e.id_anak], e.status, e.keterangan) for e in entri]
+    for record in rest:
+        if record.id_anak in on_leave:
+            kept = record.keterangan if record.status == "izin" else None
+            baris.append(_baris(record, "izin", kept))
+        else:
+            baris.append(_baris(record, yang_lain or "hadir", None))
+    return Rencana(tanggal=tanggal, cakupan=_cakupan(kelas, kamar), baris=baris)
+
+
+def _status(status: str | None, keterangan: str | None) -> str:
+    text = status or "belum dicatat"
+    if keterangan:
+        shown = keterangan if len(keterangan) <= MAX_NOTE_SHOWN else keterangan[: MAX_NOTE_SHOWN - 1] + "…"
+        text += f" ({shown})"
+    return text
+
+
+def pertanyaan(plan: Rencana) -> str:
+    """The question the person answers: counts first, then each change (name and id, old → new)."""
+    baru, diubah, tetap = plan.jumlah()
+    where = f" — {plan.cakupan}" if plan.cakupan else ""
+    lines = [
+        f"Catat absensi {plan.tanggal.isoformat()}{where}: {len(plan.baris)} anak; {baru} baru, {diubah} diubah, "
+        f"{tetap} tetap.",
+        "Yang berubah:",
+    ]
+    for b in plan.berubah:
+        before, after = _status(b.lama, b.keterangan_lama), _status(b.baru, b.keterangan)
+        lines.append(f"- {b.nama or b.id_anak} ({b.id_anak}): {before} → {after}")
+    lines.append("Nilai lama tetap tersimpan di riwayat. Setujui untuk mencatat?")
+    return "\n".join(lines)
+
+
+async def konfirmasi(ctx: Context, plan: Annotated[Rencana, Resolve(rencana)]) -> Elicit[writes.Setuju] | None:
+    """The person's answer to the plan; nobody is asked when nothing would change."""
+    return writes.ask(ctx, pertanyaan(plan)) if plan.berubah else None
+
+
+class PerubahanAnak(BaseModel):
+    """One student whose record changed."""
+
+    id_anak: str
+    nama: str | None = None
+    status_lama: str | None = Field(None, description="Kosong: belum ada catatan sebelumnya")
+    status_baru: str | None = None
+
+
+class HasilCatatAbsensi(Result):
+    """What happened to a roll call: written (with counts and each change), declined, cancelled, or unchanged."""
+
+    hasil: writes.Hasil
+    pesan: str
+    tanggal: date
+    jumlah: int | None = Field(None, description="Anak yang tercatat pada panggilan ini")
+    baru: int | None = None
+    diubah: int | None = None
+    tetap: int | None = None
+    perubahan: list[PerubahanAnak] = Field(default_factory=list)
+
+
+async def catat_absensi(
+    ctx: Context,
+    tanggal: Tanggal,
+    entri: Annotated[list[EntriAbsensi], Field(max_length=MAX_ROWS)],
+    plan: Annotated[Rencana, Resolve(rencana)],
+    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi)],
+    kamar: Kamar = None,
+    kelas: Kelas = None,
+    yang_lain: Annotated[
+        Status | None, Field(description="Status untuk semua anak lain di kamar/kelas itu, mis. 'hadir'")
+    ] = None,
+) -> Annotated[CallToolResult, HasilCatatAbsensi]:
+    """Catat absensi satu tanggal (YYYY-MM-DD) untuk sampai 300 anak sekaligus: entri berisi id_anak, status
+    (hadir, izin, sakit, alpa) dan keterangan opsional. Dengan kamar atau kelas dan yang_lain (mis. 'hadir'),
+    semua anak lain di kamar/kelas itu (sesuai wewenang Anda) dicatat yang_lain, kecuali anak yang sedang izin
+    (tetap izin): "semua hadir kecuali Citra izin" adalah satu panggilan. Semua atau tidak sama sekali: satu id
+    yang tidak ada atau di luar wewenang berarti tidak ada yang dicatat. Sebelum menulis, pengguna diminta
+    menyetujui daftar perubahannya; bila menolak, jangan ulangi tanpa diminta — tanyakan apa yang perlu diubah.
+    Catatan yang ditimpa tetap tersimpan di riwayat."""
+    if not plan.berubah:  # nobody was asked (`konfirmasi` gave None): nothing to write
+        audit.note_write("unchanged")
+        return tool_result(
+            HasilCatatAbsensi(
+                hasil="tetap",
+                pesan="Tidak ada yang berubah: semua catatan sudah seperti itu. Tidak ada yang ditulis.",
+                tanggal=plan.tanggal,
+                jumlah=len(plan.baris),
+                baru=0,
+                diubah=0,
+                tetap=len(plan.baris),
+            )
+        )
+    answer = writes.answer_of(jawaban)
+    if answer != "accepted":
+        hasil, pesan = writes.not_written(answer)
+        return tool_result(HasilCatatAbsensi(hasil=hasil, pesan=pesan, tanggal=plan.tanggal))
+    rows: list[dict[str, Any]] = [
+        {"id_anak": b.id_anak, "status": b.baru, "keterangan": b.keterangan} for b in plan.baris
+    ]
+    try:
+        done = await terbatas(ctx).client.catat_absensi(
+            plan.tanggal, rows, actor=writes.actor(ctx), key=writes.idempotency_key()
+        )
+    except AsramaError as exc:
+        raise writes.write_failed(
+            exc,
+            conflict="Konfirmasi ini sudah dipakai untuk permintaan lain; panggil catat_absensi lagi.",
+            not_found=UNSUPPORTED,
+        ) from None
+    names = {b.id_anak: b.nama for b in plan.baris}
+    planned = {b.id_anak for b in plan.berubah}
+    changed = [c for c in done.data if c.id_anak in planned or c.status_lama != c.status_baru]
+    audit.note_write("accepted", [{"id": c.id_anak, "old": c.status_lama, "new": c.status_baru} for c in changed])
+    return tool_result(
+        HasilCatatAbsensi(
+            hasil="ditulis",
+            pesan=f"Tercatat: {done.jumlah} anak ({done.baru} baru, {done.diubah} diubah, {done.tetap} tetap).",
+            tanggal=done.tanggal,
+            jumlah=done.jumlah,
+            baru=done.baru,
+            diubah=done.diubah,
+            tetap=done.tetap,
+            perubahan=[
+                PerubahanAnak(
+                    id_anak=c.id_anak, nama=names.get(c.id_anak), status_lama=c.status_lama, status_baru=c.status_baru
+                )
+                for c in changed
+            ],
+        )
+    )
+
+
+def register(server: AsramaServer) -> None:
+    """Add the roll-call tool."""
+    add_tools(server, {catat_absensi: "Catat absensi"}, WRITES)

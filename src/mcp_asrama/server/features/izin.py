@@ -1,0 +1,271 @@
+"""Leave (izin): list who is away, ask for a leave, end one when the student is back.
+
+An izin is named by its handle: the random id `ajukan_izin` returns (never a counter), valid until the izin is
+ended. Its reason (`alasan`) goes to the service and is never shown again: no output model here declares it.
+"""
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from mcp_asrama.client import AsramaError, NotFound
+from mcp_asrama.client.models import Anak, Izin
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
+from mcp_asrama.server import audit, writes
+from mcp_asrama.server.arguments import Alasan, IdAnak, IdIzin, JenisIzin, Kamar, Kelas, Tanggal
+from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.features.anak import satu_anak
+from mcp_asrama.server.features.common import NO_ACCESS, READ_ONLY, add_tools
+from mcp_asrama.server.models import Result
+from mcp_asrama.server.scoped import terbatas
+
+MAX_DAYS = 30
+CREATES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+ENDS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+UNKNOWN_HANDLE = (
+    "Izin dengan id itu tidak ditemukan (atau di luar wewenang Anda). Lihat id izin yang berjalan dengan "
+    "daftar_izin(aktif=true), lalu panggil lagi."
+)
+UNSUPPORTED = "Layanan data asrama ini tidak mendukung izin lewat asisten (butuh layanan mcp-asrama)."
+
+
+class DataIzin(Result):
+    """One izin, without its reason."""
+
+    id: str = Field(description="Id izin (untuk akhiri_izin); berlaku sampai izin diakhiri")
+    id_anak: str
+    nama: str
+    kelas: str | None = None
+    kamar: str | None = None
+    dari: date
+    sampai: date
+    jenis: str
+    tanggal_kembali: date | None = Field(None, description="Kosong: anak belum kembali")
+    aktif: bool = Field(description="Berjalan hari ini")
+
+
+class HasilDaftarIzin(Result):
+    """The izin of the filters that the caller may see, latest first."""
+
+    jumlah: int
+    data: list[DataIzin]
+    catatan: str | None = None
+
+
+class HasilIzin(Result):
+    """What happened to an izin request: written (with the izin), declined or cancelled."""
+
+    hasil: writes.Hasil
+    pesan: str
+    izin: DataIzin | None = None
+
+
+def _data(izin: Izin) -> DataIzin:
+    return DataIzin.model_validate(izin.model_dump())
+
+
+async def daftar_izin(
+    ctx: Context,
+    aktif: Annotated[bool | None, Field(description="true: yang berjalan hari ini; false: yang tidak")] = None,
+    kelas: Kelas = None,
+    kamar: Kamar = None,
+) -> Annotated[CallToolResult, HasilDaftarIzin]:
+    """Daftar izin anak (pulang, sakit, keperluan), terbaru dulu: id izin, anak, tanggal dari–sampai, jenis,
+    tanggal_kembali dan apakah berjalan hari ini. Filter opsional: aktif=true untuk yang sedang berjalan, kelas,
+    kamar. Id izin dipakai untuk akhiri_izin."""
+    reader = terbatas(ctx)
+    found, complete = await reader.daftar_izin(aktif=aktif, kelas=kelas, kamar=kamar)
+    rows = [_data(i) for i in found]
+    shown = fitting_count(rows, RESULT_BUDGET)
+    notes = [NO_ACCESS] if reader.akses.kosong else []
+    if shown < len(rows) or not complete:
+        notes.append("Daftar dipotong agar ringkas; persempit dengan aktif, kelas atau kamar.")
+    return tool_result(HasilDaftarIzin(jumlah=len(rows), data=rows[:shown], catatan=" ".join(notes) or None))
+
+
+@dataclass(frozen=True)
+class RencanaIzin:
+    """A leave as it will be asked for."""
+
+    anak: Anak
+    dari: date
+    sampai: date
+    jenis: str
+    alasan: str
+
+    @property
+    def hari(self) -> int:
+        return (self.sampai - self.dari).days + 1
+
+
+def _last_day(izin: Izin) -> date:
+    """The last day an izin covers: `sampai`, or the day before the student came back."""
+    return min(izin.sampai, izin.tanggal_kembali - timedelta(days=1)) if izin.tanggal_kembali else izin.sampai
+
+
+async def rencana_izin(ctx: Context, id_anak: str, dari: date, sampai: date, jenis: str, alasan: str) -> RencanaIzin:
+    """The leave, checked against the student (visible to the caller) and the student's other izin."""
+    if sampai < dari:
+        raise ToolError("Argumen tidak valid: sampai harus sama dengan atau sesudah dari.")
+    if (sampai - dari).days >= MAX_DAYS:
+        raise ToolError(f"Argumen tidak valid: izin paling lama {MAX_DAYS} hari; bagi menjadi beberapa izin.")
+    reader = terbatas(ctx)
+    anak = await satu_anak(reader, id_anak)
+    try:
+        others = (await reader.client.daftar_izin(id_anak=anak.id, limit=500)).data
+    except NotFound:
+        raise ToolError(UNSUPPORTED) from None
+    clash = next((i for i in others if i.dari <= sampai and _last_day(i) >= dari), None)
+    if clash is not None:
+        raise ToolError(
+            f"Anak {anak.id} sudah punya izin {clash.jenis} {clash.dari.isoformat()} s.d. {clash.sampai.isoformat()} "
+            f"(id {clash.id}) yang bertabrakan. Pilih tanggal lain, atau akhiri izin itu dulu dengan akhiri_izin."
+        )
+    return RencanaIzin(anak=anak, dari=dari, sampai=sampai, jenis=jenis, alasan=alasan)
+
+
+def _runs_today(dari: date, sampai: date) -> bool:
+    return dari <= date.today() <= sampai
+
+
+def pertanyaan_izin(plan: RencanaIzin) -> str:
+    """The question for a new leave: who, when, why, then what changes."""
+    anak = plan.anak
+    lines = [
+        f"Ajukan izin {plan.jenis} untuk {anak.nama} ({anak.id}): {plan.dari.isoformat()} s.d. "
+        f"{plan.sampai.isoformat()} ({plan.hari} hari).",
+        f"Alasan: {plan.alasan}",
+        "Yang berubah:",
+        f"- absensi {plan.hari} tanggal itu dicatat izin (catatan lama tetap tersimpan di riwayat)",
+    ]
+    if _runs_today(plan.dari, plan.sampai):
+        lines.append(f"- status anak {anak.status or 'aktif'} → izin selama izin berjalan")
+    lines.append("Setujui untuk mencatat?")
+    return "\n".join(lines)
+
+
+async def konfirmasi_izin(ctx: Context, plan: Annotated[RencanaIzin, Resolve(rencana_izin)]) -> Elicit[writes.Setuju]:
+    """The person's answer to the new leave."""
+    return writes.ask(ctx, pertanyaan_izin(plan))
+
+
+async def ajukan_izin(
+    ctx: Context,
+    id_anak: IdAnak,
+    dari: Tanggal,
+    sampai: Tanggal,
+    jenis: JenisIzin,
+    alasan: Alasan,
+    plan: Annotated[RencanaIzin, Resolve(rencana_izin)],
+    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_izin)],
+) -> Annotated[CallToolResult, HasilIzin]:
+    """Ajukan izin untuk satu anak dari tanggal `dari` sampai `sampai` (YYYY-MM-DD, paling lama 30 hari), jenis
+    pulang, sakit atau keperluan, dengan alasan. Absensi hari-hari itu dicatat izin dan status anak menjadi izin
+    selama izin berjalan. Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta.
+    Hasilnya id izin (acak) untuk akhiri_izin saat anak kembali."""
+    answer = writes.answer_of(jawaban)
+    if answer != "accepted":
+        hasil, pesan = writes.not_written(answer)
+        return tool_result(HasilIzin(hasil=hasil, pesan=pesan))
+    body = {
+        "id_anak": plan.anak.id,
+        "dari": plan.dari.isoformat(),
+        "sampai": plan.sampai.isoformat(),
+        "jenis": plan.jenis,
+        "alasan": plan.alasan,
+    }
+    try:
+        made = await terbatas(ctx).client.ajukan_izin(body, actor=writes.actor(ctx), key=writes.idempotency_key())
+    except AsramaError as exc:
+        raise writes.write_failed(
+            exc,
+            conflict="Anak sudah punya izin pada sebagian tanggal itu; lihat daftar_izin lalu pilih tanggal lain.",
+            not_found=UNSUPPORTED,
+        ) from None
+    new = "izin" if made.aktif else plan.anak.status
+    audit.note_write("accepted", [{"id": made.id_anak, "old": plan.anak.status, "new": new, "izin": made.id}])
+    pesan = f"Izin tercatat dengan id {made.id}; pakai id ini untuk akhiri_izin saat anak kembali."
+    return tool_result(HasilIzin(hasil="ditulis", pesan=pesan, izin=_data(made)))
+
+
+async def rencana_akhir(ctx: Context, id_izin: str, tanggal_kembali: date) -> Izin:
+    """The running izin to end, visible to the caller, and a return date it allows."""
+    try:
+        izin = await terbatas(ctx).izin(id_izin)
+    except NotFound:
+        raise ToolError(UNKNOWN_HANDLE) from None
+    if izin.tanggal_kembali is not None:
+        raise ToolError(
+            f"Izin ini sudah selesai (anak kembali {izin.tanggal_kembali.isoformat()}); tidak ada yang perlu "
+            "diakhiri. Lihat izin yang masih berjalan dengan daftar_izin(aktif=true)."
+        )
+    if tanggal_kembali < izin.dari:
+        raise ToolError(f"Argumen tidak valid: tanggal_kembali harus sama dengan atau sesudah {izin.dari.isoformat()}.")
+    if tanggal_kembali > date.today():
+        raise ToolError("Argumen tidak valid: tanggal_kembali tidak boleh sesudah hari ini.")
+    return izin
+
+
+def pertanyaan_akhir(izin: Izin, tanggal_kembali: date) -> str:
+    """The question for ending a leave: which one, when the student is back, then what changes."""
+    early = (izin.sampai - tanggal_kembali).days + 1
+    when = f"lebih awal {early} hari" if early > 0 else "tepat waktu" if early == 0 else f"terlambat {-early} hari"
+    lines = [
+        f"Akhiri izin {izin.jenis} {izin.nama} ({izin.id_anak}), {izin.dari.isoformat()} s.d. "
+        f"{izin.sampai.isoformat()}: kembali {tanggal_kembali.isoformat()} ({when}).",
+        "Yang berubah:",
+        "- status anak izin → aktif",
+    ]
+    if early > 0:
+        lines.append(
+            f"- absensi izin {tanggal_kembali.isoformat()} s.d. {izin.sampai.isoformat()} dihapus "
+            "(tetap tersimpan di riwayat)"
+        )
+    lines.append("Setujui untuk mencatat?")
+    return "\n".join(lines)
+
+
+async def konfirmasi_akhir(
+    ctx: Context, tanggal_kembali: date, izin: Annotated[Izin, Resolve(rencana_akhir)]
+) -> Elicit[writes.Setuju]:
+    """The person's answer to ending the leave."""
+    return writes.ask(ctx, pertanyaan_akhir(izin, tanggal_kembali))
+
+
+async def akhiri_izin(
+    ctx: Context,
+    id_izin: IdIzin,
+    tanggal_kembali: Annotated[Tanggal, Field(description="Tanggal anak kembali (YYYY-MM-DD), paling lambat hari ini")],
+    izin: Annotated[Izin, Resolve(rencana_akhir)],
+    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_akhir)],
+) -> Annotated[CallToolResult, HasilIzin]:
+    """Akhiri izin (id dari ajukan_izin atau daftar_izin) saat anak kembali pada tanggal_kembali — lebih awal atau
+    terlambat: status anak kembali aktif, dan pada kepulangan lebih awal absensi izin sejak tanggal itu dihapus
+    (tetap di riwayat). Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
+    answer = writes.answer_of(jawaban)
+    if answer != "accepted":
+        hasil, pesan = writes.not_written(answer)
+        return tool_result(HasilIzin(hasil=hasil, pesan=pesan))
+    try:
+        ended = await terbatas(ctx).client.akhiri_izin(
+            izin.id, tanggal_kembali, actor=writes.actor(ctx), key=writes.idempotency_key()
+        )
+    except AsramaError as exc:
+        raise writes.write_failed(
+            exc, conflict="Izin ini sudah selesai; lihat daftar_izin(aktif=true).", not_found=UNKNOWN_HANDLE
+        ) from None
+    audit.note_write("accepted", [{"id": ended.id_anak, "old": "izin", "new": "aktif", "izin": ended.id}])
+    return tool_result(HasilIzin(hasil="ditulis", pesan="Izin diakhiri; anak kembali aktif.", izin=_data(ended)))
+
+
+def register(server: AsramaServer) -> None:
+    """Add the izin tools: the list (read-only), then the two writes."""
+    add_tools(server, {daftar_izin: "Daftar izin"}, READ_ONLY)
+    add_tools(server, {ajukan_izin: "Ajukan izin"}, CREATES)
+    add_tools(server, {akhiri_izin: "Akhiri izin"}, ENDS)

@@ -12,9 +12,9 @@ the log is bounded by its rate.
 A line holds `seq`, `time` (UTC), `subject` (the access token's subject, with its `oauth_client`; `local` on
 stdio or without auth), `client` (the host's self-declared clientInfo name; unknown for a handshake-era host on
 stateless HTTP, where every POST is a new connection), `method`, `target` (tool or prompt name, resource URI),
-`arguments` (search terms, each value cut short), `outcome` (`ok`, `tool_error`, `error` with `code`,
-`cancelled`), `latency_ms`, and `disclosed`: the ids of the students whose data went out (never the data
-itself). A successful answer discloses
+`arguments` (search terms, each value cut short; never a note or reason written into a record), `outcome` (`ok`,
+`tool_error`, `error` with `code`, `cancelled`), `latency_ms`, and `disclosed`: the ids of the students whose
+data went out (never the data itself). A successful answer discloses
 - the ids it carries: `id`/`id_anak` anywhere in a tool's structuredContent or JSON text, in a resource's JSON text;
 - the student it names: an `id_anak` argument of a tool or prompt, an `asrama://anak/{id}` resource or one under it;
 - the students its handler declared with `disclose`: each student of an aggregate over fewer than `SMALL_GROUP`
@@ -159,6 +159,19 @@ def _bounded(value: Any) -> Any:
     return _clean(json.dumps(value, ensure_ascii=False, default=str))
 
 
+# What a person wrote into a record (a note, a reason for leave) may be personal: never in the log.
+WRITTEN_TEXT = frozenset({"keterangan", "alasan"})
+
+
+def _without_written_text(value: Any) -> Any:
+    """`value` with every `keterangan`/`alasan` left out, however deep."""
+    if isinstance(value, Mapping):
+        return {k: _without_written_text(v) for k, v in value.items() if k not in WRITTEN_TEXT}
+    if isinstance(value, list):
+        return [_without_written_text(v) for v in value]
+    return value
+
+
 def bounded_arguments(arguments: Any) -> Any:
     """Tool/prompt arguments for the log: at most 16 names, each value at most 200 characters."""
     if arguments is None:
@@ -246,7 +259,7 @@ def _describe(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
         "client": _client(ctx, params),
         "method": _clean(ctx.method, 128),
         "target": _clean(target, 256) if isinstance(target, str) else None,
-        "arguments": bounded_arguments(params.get("arguments")) if named else None,
+        "arguments": bounded_arguments(_without_written_text(params.get("arguments"))) if named else None,
     }
 
 

@@ -152,7 +152,7 @@ class AsramaServer(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                return tool_error(arguments_message(cause))
+                return tool_error(arguments_message(cause, arguments))
             return tool_error(str(cause) if cause is not None else INTERNAL_ERROR)
 
     async def get_prompt(

@@ -1,5 +1,6 @@
 """Messages the model reads when something fails: short, Indonesian, actionable, never leaking internals."""
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -14,7 +15,9 @@ from mcp_asrama.client import (
     ServiceTimeout,
     ServiceUnavailable,
 )
+from mcp_asrama.server.arguments import ID_PATTERN
 
+MAX_ERRORS = 10
 INTERNAL_ERROR = "Terjadi kesalahan internal di server MCP asrama (sudah dicatat di log). Coba lagi sebentar lagi."
 
 _SERVICE = "Layanan data asrama"
@@ -41,6 +44,8 @@ _ARG_HINTS = {
     "tanggal": "harus tanggal yang ada, format YYYY-MM-DD (mis. '2026-10-06')",
     "dari": "harus tanggal yang ada, format YYYY-MM-DD",
     "sampai": "harus tanggal yang ada, format YYYY-MM-DD",
+    "tanggal_kembali": "harus tanggal yang ada, format YYYY-MM-DD",
+    "id_izin": "harus id izin dari ajukan_izin atau daftar_izin (huruf, angka, '-' atau '_')",
 }
 
 
@@ -52,15 +57,30 @@ def service_message(exc: AsramaError) -> str:
     return INTERNAL_ERROR
 
 
-def _describe(error: Any) -> str:
-    field = ".".join(str(p) for p in error["loc"]) or "argumen"
+def _row(arguments: Any, loc: tuple[Any, ...]) -> str | None:
+    """`entri[3] (A004)` for an error inside a list row, naming the row by its (valid) id when it has one."""
+    if len(loc) < 2 or not isinstance(loc[1], int) or not isinstance(arguments, dict):
+        return None
+    rows = arguments.get(loc[0])
+    row = rows[loc[1]] if isinstance(rows, list) and 0 <= loc[1] < len(rows) else None
+    ident = row.get("id_anak") if isinstance(row, dict) else None
+    named = f" ({ident})" if isinstance(ident, str) and re.fullmatch(ID_PATTERN, ident) else ""
+    return f"{loc[0]}[{loc[1]}]{named}"
+
+
+def _describe(error: Any, arguments: Any = None) -> str:
+    loc = tuple(error["loc"])
+    row = _row(arguments, loc)
+    field = ".".join(str(p) for p in loc) or "argumen"
+    if row is not None:
+        field = " ".join([row, ".".join(str(p) for p in loc[2:])]).strip()
     kind, ctx = error["type"], error.get("ctx") or {}
     if kind == "missing":
         text = "wajib diisi"
     elif kind == "extra_forbidden":
         text = "argumen tidak dikenal"
-    elif field in _ARG_HINTS:
-        text = _ARG_HINTS[field]
+    elif str(loc[-1] if loc else "") in _ARG_HINTS:
+        text = _ARG_HINTS[str(loc[-1])]
     elif kind in ("less_than_equal", "less_than"):
         text = f"paling besar {ctx.get('le', ctx.get('lt'))}"
     elif kind in ("greater_than_equal", "greater_than"):
@@ -80,6 +100,10 @@ def _describe(error: Any) -> str:
     return f"{field}: {text}"
 
 
-def arguments_message(exc: ValidationError) -> str:
-    """One line naming each invalid argument and what it must be (never echoing the value)."""
-    return "Argumen tidak valid: " + "; ".join(_describe(e) for e in exc.errors(include_url=False))
+def arguments_message(exc: ValidationError, arguments: Any = None) -> str:
+    """One line naming each invalid argument and what it must be (never echoing the value); an error in a row of a
+    list names the row and its `id_anak`. Nothing is written when any argument is invalid."""
+    errors = exc.errors(include_url=False)
+    shown = "; ".join(_describe(e, arguments) for e in errors[:MAX_ERRORS])
+    more = f"; dan {len(errors) - MAX_ERRORS} lainnya" if len(errors) > MAX_ERRORS else ""
+    return f"Argumen tidak valid: {shown}{more}"

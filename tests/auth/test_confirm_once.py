@@ -1,10 +1,15 @@
 """A confirmation is used at most once, over real HTTP: the accepted retry of a multi round-trip call, sent again
 byte for byte, is refused like an invalid state (-32602) and the tool body does not run again; a forged state is
 refused without claiming anything; a second server with the same ASRAMA_STATE_KEYS finishes a confirmation the first
-one asked for, once. (The SDK seals requestState but does not make it single-use.)"""
+one asked for, once; with a Redis they share (ASRAMA_CONFIRM_STORAGE), a confirmation used on one replica is refused
+on the other, and an unreachable store refuses the round. (The SDK seals requestState but does not make it
+single-use.)"""
 
+import os
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import httpx2
@@ -18,7 +23,7 @@ from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.transport import http_app
 from tests.auth.conftest import TOKEN, uvicorn_thread
 from tests.auth.support import MODERN, rpc
-from tests.e2e.conftest import free_port
+from tests.e2e.conftest import free_port, stop, wait_until_up
 
 pytestmark = pytest.mark.e2e
 
@@ -122,3 +127,65 @@ def test_a_server_with_other_keys_refuses_the_confirmation() -> None:
 def test_state_keys_shorter_than_32_bytes_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 32 bytes"):
         ServerSettings(state_keys="pendek")
+
+
+REDIS_SERVER = os.environ.get("ASRAMA_TEST_REDIS_SERVER")
+needs_redis = pytest.mark.skipif(not REDIS_SERVER, reason="ASRAMA_TEST_REDIS_SERVER is not set")
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A throwaway Redis on a free port of 127.0.0.1, nothing persisted."""
+    assert REDIS_SERVER
+    port = free_port()
+    log = tmp_path / "redis.log"
+    command = [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        wait_until_up(port, process, log)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        stop(process)
+
+
+@needs_redis
+def test_replicas_sharing_a_store_use_each_confirmation_once(redis_url: str) -> None:
+    first, second = Counter(), Counter()
+    shared = {"state_keys": KEYS, "confirm_storage": redis_url}
+    with server_with_write(first, **shared) as url_a, server_with_write(second, **shared) as url_b:
+        body, headers, asked = first_round(url_a)
+        assert call(url_b, accepted_retry(body, asked, 2), headers)["result"]["content"][0]["text"] == "3 dicatat"
+        again = call(url_a, accepted_retry(body, asked, 3), headers)  # the other replica never saw it used
+        assert again["error"]["code"] == -32602
+    assert (first.runs, second.runs) == (0, 1)
+
+
+def test_without_a_shared_store_the_other_replica_would_run_it_again() -> None:
+    """Why the shared store exists: with memory claims the replay on the other replica runs the body again (the
+    service's Idempotency-Key still keeps that from writing twice)."""
+    first, second = Counter(), Counter()
+    with server_with_write(first, state_keys=KEYS) as url_a, server_with_write(second, state_keys=KEYS) as url_b:
+        body, headers, asked = first_round(url_a)
+        call(url_b, accepted_retry(body, asked, 2), headers)
+        call(url_a, accepted_retry(body, asked, 3), headers)
+    assert (first.runs, second.runs) == (1, 1)
+    assert first.keys == second.keys  # the same Idempotency-Key both times
+
+
+@needs_redis
+def test_an_unreachable_store_refuses_the_round(redis_url: str) -> None:
+    counter = Counter()
+    unreachable = f"redis://127.0.0.1:{free_port()}/0"
+    with server_with_write(counter, confirm_storage=unreachable) as url:
+        body, headers, asked = first_round(url)
+        refused = call(url, accepted_retry(body, asked, 2), headers)
+    assert refused["error"]["code"] == -32603 and "nothing was written" in refused["error"]["message"]
+    assert counter.runs == 0
+
+
+def test_the_store_setting_takes_memory_or_a_redis_url() -> None:
+    assert ServerSettings(confirm_storage="redis://cache.sekolah:6379/2").confirm_storage.startswith("redis://")
+    for wrong in ("memcached://x", "redis://", "file:///tmp/claims"):
+        with pytest.raises(ValueError):
+            ServerSettings(confirm_storage=wrong)

@@ -1,6 +1,10 @@
 """The claim store behind single-use confirmations: a key is claimed once within its TTL, then forgotten; bounded."""
 
+import pytest
+
 from mcp_asrama.server.confirm import MemoryClaims, digest
+
+pytestmark = pytest.mark.anyio
 
 
 class Clock:
@@ -11,21 +15,21 @@ class Clock:
         return self.now
 
 
-def test_a_key_is_claimed_once_within_its_ttl_then_forgotten() -> None:
+async def test_a_key_is_claimed_once_within_its_ttl_then_forgotten() -> None:
     clock = Clock()
     claims = MemoryClaims(clock=clock)
-    assert claims.claim("k", ttl=600) is True
-    assert claims.claim("k", ttl=600) is False
+    assert await claims.claim("k", ttl=600) is True
+    assert await claims.claim("k", ttl=600) is False
     clock.now += 599
-    assert claims.claim("k", ttl=600) is False
+    assert await claims.claim("k", ttl=600) is False
     clock.now += 1
-    assert claims.claim("k", ttl=600) is True  # the state it named has expired by now: the SDK refuses it anyway
+    assert await claims.claim("k", ttl=600) is True  # the state it named has expired by now: the SDK refuses it anyway
 
 
-def test_the_store_is_bounded() -> None:
+async def test_the_store_is_bounded() -> None:
     claims = MemoryClaims(max_keys=3, clock=Clock())
     for key in "abcd":
-        assert claims.claim(key, ttl=600)
+        assert await claims.claim(key, ttl=600)
     assert "a" not in claims and "d" in claims
 
 

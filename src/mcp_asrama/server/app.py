@@ -47,6 +47,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     security = RequestStateSecurity(keys=keys) if keys else RequestStateSecurity.ephemeral()
     verifier = auth.token_verifier(settings)
     limiter = ratelimit.RateLimiter(settings)
+    claims = confirm.claim_store(settings.confirm_storage)
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[AppState]:
@@ -54,7 +55,10 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
             settings.base_url, token=settings.token, timeout=settings.api_timeout, transport=transport
         )
         async with http:
-            yield AppState(client=AsramaClient(http), scope_claim=settings.auth_scope_claim, local=local)
+            try:
+                yield AppState(client=AsramaClient(http), scope_claim=settings.auth_scope_claim, local=local)
+            finally:
+                claims.close()
 
     server = AsramaServer(
         "asrama",
@@ -80,7 +84,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     )
     server.verifier, server.limiter = verifier, limiter
     server.writable = lambda: writes.allowed(settings.writes)
-    confirm.install(server.middleware, confirm.MemoryClaims(), security.ttl)
+    confirm.install(server.middleware, claims, security.ttl)
     features.register(server)
     resources.register(server)
     prompts.register(server)

@@ -9,11 +9,15 @@ middlewares around its `RequestStateBoundary` (outermost first) do it:
 - `Claimed`, behind it, claims that digest once the boundary has verified the token (a forged or expired one is
   refused there and never claims anything). The claimed digest is the confirmation's key for an idempotent write
   at the service (`confirmation_key`).
-Claims live in a `ClaimStore`; this process's `MemoryClaims` keeps them for as long as a state can be valid (its TTL),
-bounded. Replicas need a store they share (a later issue).
+Claims live in a `ClaimStore`, for as long as a state can be valid (its TTL): this process's `MemoryClaims`
+(bounded), or `SharedClaims` in a Redis every replica shares (`ASRAMA_CONFIRM_STORAGE=redis://...`, through the
+`limits` library: a fixed window of one hit per key is an atomic claim there). A store that cannot be reached
+refuses the round (`-32603`), never lets it through unclaimed.
 """
 
 import hashlib
+import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -21,10 +25,13 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, Protocol
 
+from limits import RateLimitItemPerSecond
+from limits.aio.strategies import FixedWindowRateLimiter
+from limits.storage import storage_from_string
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from mcp_asrama.server import audit
 
@@ -40,10 +47,17 @@ _arrived: ContextVar[str | None] = ContextVar("asrama_request_state_digest", def
 _claimed: ContextVar[str | None] = ContextVar("asrama_confirmation_key", default=None)
 
 
-class ClaimStore(Protocol):
-    """An atomic set of claimed keys: `claim` is true exactly once per key within `ttl` seconds."""
+log = logging.getLogger(__name__)
+UNCLAIMABLE = "The confirmation could not be checked (its store is unreachable); nothing was written. Try again."
 
-    def claim(self, key: str, ttl: float) -> bool: ...
+
+class ClaimStore(Protocol):
+    """An atomic set of claimed keys: `claim` is true exactly once per key within `ttl` seconds; `close` lets go
+    of its connections (at the end of the server's lifespan)."""
+
+    async def claim(self, key: str, ttl: float) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 class MemoryClaims:
@@ -58,7 +72,7 @@ class MemoryClaims:
     def __contains__(self, key: str) -> bool:
         return key in self._until
 
-    def claim(self, key: str, ttl: float) -> bool:
+    async def claim(self, key: str, ttl: float) -> bool:
         with self._lock:
             now = self.clock()
             while self._until and next(iter(self._until.values())) <= now:
@@ -69,6 +83,31 @@ class MemoryClaims:
                 self._until.popitem(last=False)
             self._until[key] = now + ttl
             return True
+
+    def close(self) -> None:
+        """Nothing to let go of."""
+
+
+class SharedClaims:
+    """Claims in a store every replica reaches (Redis), by `limits`' fixed window: one hit per key per TTL."""
+
+    def __init__(self, uri: str) -> None:
+        import coredis  # only with the `replicas` extra
+
+        self._pool = coredis.ConnectionPool.from_url(uri)  # ours, so that `close` can let go of it
+        storage = storage_from_string(f"async+{uri}", connection_pool=self._pool)  # type: ignore[arg-type]  # passed on to coredis
+        self._limiter = FixedWindowRateLimiter(storage)
+
+    async def claim(self, key: str, ttl: float) -> bool:
+        return await self._limiter.hit(RateLimitItemPerSecond(1, max(1, math.ceil(ttl))), "asrama-confirm", key)
+
+    def close(self) -> None:
+        self._pool.disconnect()
+
+
+def claim_store(uri: str) -> ClaimStore:
+    """The store ASRAMA_CONFIRM_STORAGE names: `memory://` (this process) or a Redis URL (shared)."""
+    return MemoryClaims() if uri == "memory://" else SharedClaims(uri)
 
 
 def digest(sealed: str) -> str:
@@ -102,7 +141,13 @@ class Claimed:
         key = _arrived.get()
         if key is None:
             return await call_next(ctx)
-        if not self.claims.claim(key, self.ttl):
+        try:
+            fresh = await self.claims.claim(key, self.ttl)
+        except Exception as exc:  # fail closed: an unchecked confirmation is never used
+            log.error("confirmation store unreachable", extra={"error": type(exc).__name__})
+            audit.note_write("refused")
+            raise MCPError(code=INTERNAL_ERROR, message=UNCLAIMABLE) from None
+        if not fresh:
             audit.note_write("replayed")
             raise replayed()
         token = _claimed.set(key)

@@ -53,6 +53,10 @@ class ServerSettings(ConnectionLimits):
     # per process when unset (then only this process can finish a confirmation it asked for).
     state_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
 
+    # Where confirmations are claimed (each used once): this process's memory, or a Redis every replica shares
+    # (`redis://host:6379/0`, `rediss://` with TLS; needs the `replicas` extra).
+    confirm_storage: str = Field("memory://", pattern=r"^(memory://|rediss?://\S+)$")
+
     _lists = field_validator("allowed_origins", "stdio_scope", "state_keys", mode="before")(comma_list)
 
     @field_validator("state_keys", mode="after")

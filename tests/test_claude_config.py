@@ -20,3 +20,9 @@ def test_a_remote_service_gets_a_placeholder_to_fill_in() -> None:
 
 def test_an_explicit_token_is_written_as_given() -> None:
     assert env_of("http://127.0.0.1:8000", "rahasia")["ASRAMA_API_TOKEN"] == "rahasia"
+
+
+def test_writes_are_off_unless_asked_for() -> None:
+    assert "ASRAMA_WRITES" not in env_of("http://127.0.0.1:8000")
+    block = claude_config("asrama", "http://127.0.0.1:8000", None, writes=True)
+    assert block["mcpServers"]["asrama"]["env"]["ASRAMA_WRITES"] == "on"

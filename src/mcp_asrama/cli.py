@@ -148,7 +148,7 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
     """Print the claude_desktop_config.json block for this installation."""
     from mcp_asrama.ops.claude_config import config_location, render
 
-    print(render(args.name, args.api_url, include_token=args.with_token))
+    print(render(args.name, args.api_url, include_token=args.with_token, writes=args.writes))
     print(
         f"paste into {config_location()} (merge with any existing mcpServers), then restart Claude Desktop",
         file=sys.stderr,
@@ -307,6 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
     claude.add_argument("--name", default="asrama", help="server name in the config (default asrama)")
     claude.add_argument("--api-url", help="data service URL (default ASRAMA_API_URL or http://localhost:8000)")
     claude.add_argument("--with-token", action="store_true", help="include ASRAMA_API_TOKEN from the environment")
+    claude.add_argument(
+        "--writes", action="store_true", help="let the assistant record too (ASRAMA_WRITES=on; each write confirmed)"
+    )
     claude.set_defaults(func=cmd_claude_config)
 
     importer = commands.add_parser(

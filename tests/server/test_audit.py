@@ -512,6 +512,28 @@ async def test_cli_who_saw_prints_one_json_line_per_disclosure(
     assert [json.loads(line)["target"] for line in capsys.readouterr().out.splitlines()] == ["detail_anak"]
 
 
+async def test_cli_who_changed_prints_each_change_of_one_student(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    writer = audit_log.AuditLog(log, key=None)
+    base = {"time": "t", "subject": "musyrif-1", "client": "claude", "method": "tools/call", "target": "catat_absensi"}
+    change = {"id": "A001", "old": None, "new": "hadir"}
+    writer.append({**base, "write": {"confirmation": "accepted", "changes": [change, {**change, "id": "A002"}]}})
+    writer.append({**base, "write": {"confirmation": "declined", "changes": []}})
+    writer.append({**base, "target": "ajukan_izin", "write": {"confirmation": "accepted", "changes": [
+        {"id": "A001", "old": "aktif", "new": "izin", "izin": "h4ndle"}]}})  # fmt: skip
+    assert cli.main(["audit", "who-changed", "A001", str(log)]) == 0
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(e["target"], e["confirmation"], e["old"], e["new"], e.get("izin")) for e in printed] == [
+        ("catat_absensi", "accepted", None, "hadir", None),
+        ("ajukan_izin", "accepted", "aktif", "izin", "h4ndle"),
+    ]
+    assert all(e["subject"] == "musyrif-1" and e["seq"] for e in printed)
+    assert cli.main(["audit", "who-changed", "A404", str(log)]) == 0
+    assert capsys.readouterr().out == ""
+
+
 # --- reading results ----------------------------------------------------------------------------------------------
 
 

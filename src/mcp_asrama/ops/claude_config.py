@@ -22,11 +22,14 @@ def server_command() -> list[str]:
     return [*executable(), "serve"]
 
 
-def claude_config(name: str, api_url: str, token: str | None) -> dict[str, Any]:
+def claude_config(name: str, api_url: str, token: str | None, writes: bool = False) -> dict[str, Any]:
     """The config block: command, args and the environment the server reads. A data service on this machine needs
-    no token in the block: the server uses the one the service keeps in the data folder (same user)."""
+    no token in the block: the server uses the one the service keeps in the data folder (same user). With `writes`
+    the assistant may also record (each write confirmed by the person in Claude Desktop)."""
     command, *args = server_command()
     env = {"ASRAMA_API_URL": api_url}
+    if writes:
+        env["ASRAMA_WRITES"] = "on"
     if token is not None:
         env["ASRAMA_API_TOKEN"] = token
     elif not is_loopback(urlsplit(api_url).hostname or ""):
@@ -39,8 +42,8 @@ def config_location() -> str:
     return CONFIG_LOCATIONS.get(sys.platform, "~/.config/Claude/claude_desktop_config.json")
 
 
-def render(name: str, api_url: str | None, include_token: bool) -> str:
+def render(name: str, api_url: str | None, include_token: bool, writes: bool = False) -> str:
     """The JSON text to paste, built from flags and the current environment."""
     url = api_url or os.environ.get("ASRAMA_API_URL", "http://localhost:8000")
     token = os.environ.get("ASRAMA_API_TOKEN") if include_token else None
-    return json.dumps(claude_config(name, url, token), indent=2, ensure_ascii=False)
+    return json.dumps(claude_config(name, url, token, writes), indent=2, ensure_ascii=False)

@@ -88,6 +88,13 @@ async def test_write_tools_are_listed_with_honest_annotations(service_app: FastA
     assert set(schema["required"]) == {"tanggal", "entri"}
 
 
+async def test_a_tool_list_that_depends_on_the_caller_is_cached_privately(service_app: FastAPI) -> None:
+    async with Client(server_for(service_app), mode="2026-07-28", cache=None) as client:
+        assert (await client.list_tools()).cache_scope == "public"
+    async with writer(service_app, "2026-07-28", Person()) as client:
+        assert (await client.list_tools()).cache_scope == "private"
+
+
 async def test_a_roll_call_is_asked_then_written(service_app: FastAPI, rest: httpx2.AsyncClient, era: str) -> None:
     person = Person()
     arguments = {

@@ -364,12 +364,6 @@ async def test_a_host_that_cannot_ask_the_person_gets_32021_and_nothing_is_writt
     assert await recorded(live_service, HARI) == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="audit: the confirmation question (input_required / elicitation/create) names each student with current "
-    "status, but the write tool's audit line records disclosed: [] (only structuredContent/JSON text count), so a "
-    "declined roll call leaves no trace in who-saw",
-)
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_question_of_a_declined_roll_call_is_a_disclosure(
     writes_env: dict[str, str], tmp_path: Path, era: str

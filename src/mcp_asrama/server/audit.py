@@ -18,7 +18,8 @@ data went out (never the data itself). A successful answer discloses
 - the ids it carries: `id`/`id_anak` anywhere in a tool's structuredContent or JSON text, in a resource's JSON text;
 - the student it names: an `id_anak` argument of a tool or prompt, an `asrama://anak/{id}` resource or one under it;
 - the students its handler declared with `disclose`: each student of an aggregate over fewer than `SMALL_GROUP`
-  (5) visible students (`disclose_aggregate`), since counts over one or two children are their data.
+  (5) visible students (`disclose_aggregate`), since counts over one or two children are their data, and each
+  student a write's confirmation question names (the question goes out whatever the answer).
 A failed request (an error, a tool error, a cancellation) discloses no one. The file holds search terms (possibly
 a child's name): keep it like the data (created 0600).
 

@@ -10,6 +10,7 @@ the call, which needs a back-channel (stdio); a handshake-era host on stateless 
 """
 
 import secrets
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -53,12 +54,14 @@ def allowed(enabled: bool) -> bool:
     return token is None or WRITE_SCOPE in token.scopes
 
 
-def ask(ctx: Context[Any, Any], question: str) -> Elicit[Setuju]:
-    """The person's confirmation of `question`; refused where it cannot be asked (handshake era without a
-    back-channel). A host that declares no form elicitation gets the SDK's `-32021`."""
+def ask(ctx: Context[Any, Any], question: str, named: Iterable[str]) -> Elicit[Setuju]:
+    """The person's confirmation of `question`, which names the students `named` (a disclosure, audited as one
+    whether the answer is yes or no); refused where it cannot be asked (handshake era without a back-channel). A
+    host that declares no form elicitation gets the SDK's `-32021`."""
     modern = ctx.protocol_version is not None and is_version_at_least(ctx.protocol_version, MODERN)
     if not modern and not ctx.session.can_send_request:
         raise ToolError(NO_BACK_CHANNEL)
+    audit.disclose(named)
     return Elicit(question, Setuju)
 
 

@@ -190,7 +190,7 @@ def pertanyaan(plan: Rencana) -> str:
 
 async def konfirmasi(ctx: Context, plan: Annotated[Rencana, Resolve(rencana)]) -> Elicit[writes.Setuju] | None:
     """The person's answer to the plan; nobody is asked when nothing would change."""
-    return writes.ask(ctx, pertanyaan(plan)) if plan.berubah else None
+    return writes.ask(ctx, pertanyaan(plan), [b.id_anak for b in plan.berubah]) if plan.berubah else None
 
 
 class PerubahanAnak(BaseModel):

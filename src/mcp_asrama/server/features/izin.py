@@ -152,7 +152,7 @@ def pertanyaan_izin(plan: RencanaIzin) -> str:
 
 async def konfirmasi_izin(ctx: Context, plan: Annotated[RencanaIzin, Resolve(rencana_izin)]) -> Elicit[writes.Setuju]:
     """The person's answer to the new leave."""
-    return writes.ask(ctx, pertanyaan_izin(plan))
+    return writes.ask(ctx, pertanyaan_izin(plan), [plan.anak.id])
 
 
 async def ajukan_izin(
@@ -235,7 +235,7 @@ async def konfirmasi_akhir(
     ctx: Context, tanggal_kembali: date, izin: Annotated[Izin, Resolve(rencana_akhir)]
 ) -> Elicit[writes.Setuju]:
     """The person's answer to ending the leave."""
-    return writes.ask(ctx, pertanyaan_akhir(izin, tanggal_kembali))
+    return writes.ask(ctx, pertanyaan_akhir(izin, tanggal_kembali), [izin.id_anak])
 
 
 async def akhiri_izin(

@@ -1,6 +1,8 @@
 """Fixtures for the HTTP security tests: the stand-in identity provider, the data service, and MCP servers that
 require bearer tokens, as real processes or uvicorn threads, all on 127.0.0.1."""
 
+import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -132,3 +134,23 @@ def mcp_in_thread(port: int | None = None, **settings: Any) -> Iterator[Mcp]:
 def jwt_settings(idp: Idp, **overrides: Any) -> dict[str, Any]:
     """Settings of a server requiring `idp`'s tokens (fetched from its JWKS)."""
     return {"auth": "jwt", "auth_issuer": idp.issuer, "auth_jwks_url": idp.jwks_url, **overrides}
+
+
+REDIS_SERVER = os.environ.get("ASRAMA_TEST_REDIS_SERVER")
+needs_redis = pytest.mark.skipif(not REDIS_SERVER, reason="ASRAMA_TEST_REDIS_SERVER is not set")
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A throwaway Redis on a free port of 127.0.0.1, nothing persisted."""
+    assert REDIS_SERVER
+    port = free_port()
+    log = tmp_path / "redis.log"
+    command = [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        wait_until_up(port, process, log)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        stop(process)

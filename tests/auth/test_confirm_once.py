@@ -5,11 +5,8 @@ one asked for, once; with a Redis they share (ASRAMA_CONFIRM_STORAGE), a confirm
 on the other, and an unreachable store refuses the round. (The SDK seals requestState but does not make it
 single-use.)"""
 
-import os
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Annotated, Any
 
 import httpx2
@@ -21,9 +18,9 @@ from mcp_asrama.server.app import build_server
 from mcp_asrama.server.confirm import confirmation_key, digest
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.transport import http_app
-from tests.auth.conftest import TOKEN, uvicorn_thread
+from tests.auth.conftest import TOKEN, needs_redis, uvicorn_thread
 from tests.auth.support import MODERN, rpc
-from tests.e2e.conftest import free_port, stop, wait_until_up
+from tests.e2e.conftest import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -127,26 +124,6 @@ def test_a_server_with_other_keys_refuses_the_confirmation() -> None:
 def test_state_keys_shorter_than_32_bytes_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 32 bytes"):
         ServerSettings(state_keys="pendek")
-
-
-REDIS_SERVER = os.environ.get("ASRAMA_TEST_REDIS_SERVER")
-needs_redis = pytest.mark.skipif(not REDIS_SERVER, reason="ASRAMA_TEST_REDIS_SERVER is not set")
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    """A throwaway Redis on a free port of 127.0.0.1, nothing persisted."""
-    assert REDIS_SERVER
-    port = free_port()
-    log = tmp_path / "redis.log"
-    command = [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
-    try:
-        wait_until_up(port, process, log)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        stop(process)
 
 
 @needs_redis

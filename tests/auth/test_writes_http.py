@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -22,7 +23,7 @@ from mcp.server.request_state import AESGCMRequestStateCodec
 from mcp_types import ElicitRequestParams, ElicitResult, TextContent
 
 from mcp_asrama.server.writes import NO_BACK_CHANNEL
-from tests.auth.conftest import ALLOWED_ORIGIN, Mcp, jwt_settings, mcp_in_thread, mcp_process
+from tests.auth.conftest import ALLOWED_ORIGIN, Mcp, jwt_settings, mcp_in_thread, mcp_process, needs_redis
 from tests.auth.idp import Idp
 from tests.auth.support import MODERN, TIMEOUT, post, rpc
 from tests.conftest import TOKEN
@@ -428,12 +429,44 @@ def test_a_second_server_with_the_same_state_keys_finishes_the_confirmation_once
     for id_anak in ("A001", "A002"):
         [change] = history(service_url, tanggal, id_anak)
         assert change["kunci"] == key_of(asked["requestState"])
-    # Claims are per process (a shared store is a later issue), so the first replica runs the tool again; its plan
-    # finds nothing left to change and it must not claim a second write.
+    # These replicas keep claims in memory (no shared ASRAMA_CONFIRM_STORAGE), so the first one runs the tool again;
+    # its plan finds nothing left to change and nothing is written twice.
     if "error" in again:
         invalid_state(again)
     else:
         assert again["result"]["structuredContent"]["hasil"] == "tetap", again
+
+
+@needs_redis
+def test_two_server_processes_sharing_keys_and_a_store_finish_a_confirmation_once(
+    idp: Idp, service_url: str, tmp_path: Path, redis_url: str
+) -> None:
+    """Two replicas as a school runs them: `mcp-asrama serve` processes started the same way, with the same
+    ASRAMA_STATE_KEYS and ASRAMA_CONFIRM_STORAGE, behind one public URL. Either may finish a confirmation the
+    other asked; once it is used, both refuse it."""
+    tanggal = "2026-10-31"
+    public = "https://asrama.example.sch.id/mcp"
+    flags = ["--auth", "jwt", "--public-url", public, "--auth-issuer", idp.issuer, "--auth-jwks-url", idp.jwks_url]
+    env = {
+        "ASRAMA_API_URL": service_url,
+        "ASRAMA_API_TOKEN": TOKEN,
+        "ASRAMA_WRITES": "on",
+        "ASRAMA_STATE_KEYS": KEYS,
+        "ASRAMA_CONFIRM_STORAGE": redis_url,
+    }
+    folders = [tmp_path / name for name in ("a", "b")]
+    for folder in folders:
+        folder.mkdir()
+    with mcp_process(flags, env, folders[0]) as first, mcp_process(flags, env, folders[1]) as second:
+        writer = idp.mint(public, sub="ust-ridwan", scope=WRITE, asrama_scope=["all"])
+        body, headers, asked = asked_ok(first.url, writer, roll_call(tanggal, ("A003", "sakit")))
+        done = send(second.url, retry(body, asked["requestState"], 2), headers, writer)
+        assert done["result"]["structuredContent"]["hasil"] == "ditulis", done
+        invalid_state(send(first.url, retry(body, asked["requestState"], 3), headers, writer))
+        invalid_state(send(second.url, retry(body, asked["requestState"], 4), headers, writer))
+    assert recorded(service_url, tanggal) == {"A003": "sakit"}
+    [change] = history(service_url, tanggal, "A003")
+    assert change["kunci"] == key_of(asked["requestState"]) and change["oleh"] == "ust-ridwan"
 
 
 # --- 5. an expired state -----------------------------------------------------------------------------------------

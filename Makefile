@@ -31,6 +31,7 @@ inspector: $(INSPECTOR)
 
 bench: $(STAMP)
 	$(BIN)/python bench/service.py
+	$(BIN)/python bench/rollcall.py
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \

@@ -177,6 +177,7 @@ async def test_openapi_describes_every_route_to_a_token_holder(reader: httpx2.As
         "/absensi/{tanggal}/{id_anak}",
         "/absensi/{tanggal}/{id_anak}/riwayat",
         "/izin",
+        "/izin/{id_izin}",
         "/izin/{id_izin}/selesai",
         "/healthz",
     }

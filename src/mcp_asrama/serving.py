@@ -192,7 +192,9 @@ def listen(server: uvicorn.Server) -> socket.socket:
     not have) ends the process with one line on stderr and exit code 1, before anything claims to be running."""
     config = server.config
     family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns on TCP_NODELAY only for sockets that say so, and without it each response
+    # body waits ~40 ms for the delayed ACK of its head (Nagle).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((config.host.strip("[]"), config.port))

@@ -81,9 +81,10 @@ def mcp_process(flags: list[str], env: dict[str, str], folder: Path, port: int |
         stop(process)
 
 
-@pytest.fixture(scope="module")
-def jwt_mcp(idp: Idp, service_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
-    """The MCP server requiring the IdP's tokens (JWKS), configured with the CLI flags, bound to 127.0.0.1."""
+@contextmanager
+def jwt_process(idp: Idp, service_url: str, folder: Path, **env: str) -> Iterator[Mcp]:
+    """`mcp-asrama serve` as a real process requiring the IdP's tokens (JWKS), configured with the CLI flags, bound
+    to 127.0.0.1, with `env` added to its environment."""
     port = free_port()
     flags = [
         "--auth", "jwt",
@@ -92,8 +93,14 @@ def jwt_mcp(idp: Idp, service_url: str, tmp_path_factory: pytest.TempPathFactory
         "--auth-jwks-url", idp.jwks_url,
         "--allowed-origins", ALLOWED_ORIGIN,
     ]  # fmt: skip
-    env = {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN}
-    with mcp_process(flags, env, tmp_path_factory.mktemp("mcp"), port) as mcp:
+    with mcp_process(flags, {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN, **env}, folder, port) as mcp:
+        yield mcp
+
+
+@pytest.fixture(scope="module")
+def jwt_mcp(idp: Idp, service_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
+    """The MCP server requiring the IdP's tokens, as a real process."""
+    with jwt_process(idp, service_url, tmp_path_factory.mktemp("mcp")) as mcp:
         yield mcp
 
 

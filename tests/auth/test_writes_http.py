@@ -23,11 +23,10 @@ from mcp.server.request_state import AESGCMRequestStateCodec
 from mcp_types import ElicitRequestParams, ElicitResult, TextContent
 
 from mcp_asrama.server.writes import NO_BACK_CHANNEL
-from tests.auth.conftest import ALLOWED_ORIGIN, Mcp, jwt_settings, mcp_in_thread, mcp_process, needs_redis
+from tests.auth.conftest import Mcp, jwt_process, jwt_settings, mcp_in_thread, mcp_process, needs_redis
 from tests.auth.idp import Idp
 from tests.auth.support import MODERN, TIMEOUT, post, rpc
 from tests.conftest import TOKEN
-from tests.e2e.conftest import free_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -47,16 +46,7 @@ SERVICE = {"Authorization": f"Bearer {TOKEN}"}
 @pytest.fixture(scope="module")
 def writes_mcp(idp: Idp, service_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
     """`mcp-asrama serve` as a real process requiring the IdP's tokens, with ASRAMA_WRITES=on."""
-    port = free_port()
-    flags = [
-        "--auth", "jwt",
-        "--public-url", f"http://127.0.0.1:{port}/mcp",
-        "--auth-issuer", idp.issuer,
-        "--auth-jwks-url", idp.jwks_url,
-        "--allowed-origins", ALLOWED_ORIGIN,
-    ]  # fmt: skip
-    env = {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN, "ASRAMA_WRITES": "on"}
-    with mcp_process(flags, env, tmp_path_factory.mktemp("mcp-writes"), port) as mcp:
+    with jwt_process(idp, service_url, tmp_path_factory.mktemp("mcp-writes"), ASRAMA_WRITES="on") as mcp:
         yield mcp
 
 
@@ -444,7 +434,7 @@ def test_two_server_processes_sharing_keys_and_a_store_finish_a_confirmation_onc
     """Two replicas as a school runs them: `mcp-asrama serve` processes started the same way, with the same
     ASRAMA_STATE_KEYS and ASRAMA_CONFIRM_STORAGE, behind one public URL. Either may finish a confirmation the
     other asked; once it is used, both refuse it."""
-    tanggal = "2026-10-31"
+    tanggal = "2026-11-02"
     public = "https://asrama.example.sch.id/mcp"
     flags = ["--auth", "jwt", "--public-url", public, "--auth-issuer", idp.issuer, "--auth-jwks-url", idp.jwks_url]
     env = {

@@ -35,17 +35,10 @@ UNKNOWN_HANDLE = (
 UNSUPPORTED = "Layanan data asrama ini tidak mendukung izin lewat asisten (butuh layanan mcp-asrama)."
 
 
-class DataIzin(Result):
-    """One izin, without its reason."""
+class DataIzin(Izin):
+    """One izin, without its reason (never even read from the service)."""
 
     id: str = Field(description="Id izin (untuk akhiri_izin); berlaku sampai izin diakhiri")
-    id_anak: str
-    nama: str
-    kelas: str | None = None
-    kamar: str | None = None
-    dari: date
-    sampai: date
-    jenis: str
     tanggal_kembali: date | None = Field(None, description="Kosong: anak belum kembali")
     aktif: bool = Field(description="Berjalan hari ini")
 

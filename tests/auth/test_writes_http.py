@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -261,6 +262,37 @@ async def test_a_write_token_records_a_roll_call_through_the_sdk_client(
     assert (new["status_lama"], new["status_baru"], new["oleh"]) == ("hadir", "alpa", "ust-ridwan")
     assert new["kunci"] != old["kunci"]
     assert len(history(service_url, tanggal, "A002")) == 1  # unchanged records are not rewritten
+
+
+async def test_the_office_grants_and_ends_an_izin_over_http_and_a_musyrif_cannot(
+    writes_mcp: Mcp, idp: Idp, service_url: str
+) -> None:
+    """The office (scope all) asks for a leave and ends it, each confirmed; a musyrif of another room neither sees
+    that izin nor can end it; the service records the office's subject as the actor."""
+    today = date.today().isoformat()
+    person = Person(ElicitResult(action="accept", content={"setuju": True}))
+    office = idp.mint(writes_mcp.public_url, sub="kantor-1", scope=WRITE, asrama_scope=["all"])
+    musyrif = idp.mint(writes_mcp.public_url, sub="ust-ridwan", scope=WRITE, asrama_scope=["kamar:Al-Fatih 1"])
+    leave = {"id_anak": "A003", "dari": today, "sampai": today, "jenis": "sakit", "alasan": "Demam tinggi"}
+    async with sdk_client(writes_mcp.url, office, MODERN, person) as client:
+        made = await client.call_tool("ajukan_izin", leave)
+        assert not made.is_error and made.structured_content is not None, made
+        handle = made.structured_content["izin"]["id"]
+    async with sdk_client(writes_mcp.url, musyrif, MODERN, person) as client:
+        listed = await client.call_tool("daftar_izin", {"aktif": True})
+        assert listed.structured_content is not None and listed.structured_content["data"] == []
+        refused = await client.call_tool("akhiri_izin", {"id_izin": handle, "tanggal_kembali": today})
+        assert refused.is_error and "daftar_izin" in refused.content[0].text  # type: ignore[union-attr]
+    async with sdk_client(writes_mcp.url, office, MODERN, person) as client:
+        ended = await client.call_tool("akhiri_izin", {"id_izin": handle, "tanggal_kembali": today})
+    assert not ended.is_error and ended.structured_content is not None, ended
+    assert ended.structured_content["izin"]["aktif"] is False
+    assert len(person.questions) == 2 and "Demam tinggi" in person.questions[0]
+    stored = httpx2.get(f"{service_url}/izin/{handle}", headers=SERVICE, timeout=TIMEOUT).json()
+    assert stored["tanggal_kembali"] == today and "alasan" in stored  # the reason stays in the service
+    marked, removed = history(service_url, today, "A003")  # the day marked izin, then removed on her return
+    assert (marked["status_baru"], removed.get("status_baru")) == ("izin", None)
+    assert marked["oleh"] == removed["oleh"] == "kantor-1"
 
 
 def test_without_asrama_writes_a_write_token_sees_no_write_tools(jwt_mcp: Mcp, idp: Idp, service_url: str) -> None:

@@ -100,8 +100,8 @@ SERVE_FLAGS = {  # flag destination -> ServerSettings field (the env name is ASR
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the MCP server over stdio (default) or Streamable HTTP."""
-    from mcp_asrama.server.audit_seal import AuditConfigError
-    from mcp_asrama.server.auth import AuthConfigError
+    from mcp_asrama.server.guard.audit_seal import AuditConfigError
+    from mcp_asrama.server.guard.auth import AuthConfigError
     from mcp_asrama.server.run import UnsafeBind, serve
     from mcp_asrama.server.settings import ServerSettings
 
@@ -196,8 +196,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     import json
     from functools import cache
 
-    from mcp_asrama.server import audit_check
-    from mcp_asrama.server.audit_seal import load_key
+    from mcp_asrama.server.guard import audit_check
+    from mcp_asrama.server.guard.audit_seal import load_key
     from mcp_asrama.server.settings import ServerSettings
 
     settings = cache(ServerSettings)  # read only for a default the flags leave open

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Elicit, ElicitationResult, Resolve
 from pydantic import BaseModel
 
 from mcp_asrama.server.app import build_server
-from mcp_asrama.server.confirm import confirmation_key, digest
+from mcp_asrama.server.guard.confirm import confirmation_key, digest
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.transport import http_app
 from tests.auth.conftest import TOKEN, needs_redis, uvicorn_thread

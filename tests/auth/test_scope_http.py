@@ -9,7 +9,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_asrama.server import audit_check
+from mcp_asrama.server.guard import audit_check
 from tests.auth.conftest import Mcp, jwt_settings, mcp_in_thread
 from tests.auth.idp import Idp
 from tests.auth.support import bearer_client

@@ -11,10 +11,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
-from mcp_asrama.server import auth
-from mcp_asrama.server.auth import AuthConfigError, JwksKeys, JwtVerifier, Rejected, load_public_key, signing_keys
+from mcp_asrama.server.guard import auth
+from mcp_asrama.server.guard.auth import AuthConfigError, JwksKeys, JwtVerifier, Rejected, load_public_key, signing_keys
+from mcp_asrama.server.guard.token_cache import CachingVerifier
 from mcp_asrama.server.settings import ServerSettings
-from mcp_asrama.server.token_cache import CachingVerifier
 from tests.auth.idp import Idp, hmac_signed, new_rsa_key, public_pem, unsigned
 
 AUD = "https://asrama.example.sch.id/mcp"
@@ -98,7 +98,7 @@ async def test_refusal_reasons(idp: Idp, make: object, reason: str, caplog: pyte
         await v._claims(token)
     assert await v.check(token) == (None, reason)
     cached = CachingVerifier(v.check)
-    with caplog.at_level(logging.INFO, logger="mcp_asrama.server.token_cache"):
+    with caplog.at_level(logging.INFO, logger="mcp_asrama.server.guard.token_cache"):
         assert await cached.verify_token(token) is None
     refused = [r for r in caplog.records if r.getMessage() == "bearer token refused"]
     assert [getattr(r, "refused", None) for r in refused] == [{reason: 1}]

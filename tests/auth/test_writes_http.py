@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.request_state import AESGCMRequestStateCodec
 from mcp_types import ElicitRequestParams, ElicitResult, TextContent
 
-from mcp_asrama.server.writes import NO_BACK_CHANNEL
+from mcp_asrama.server.guard.writes import NO_BACK_CHANNEL
 from tests.auth.conftest import Mcp, jwt_process, jwt_settings, mcp_in_thread, mcp_process, needs_redis
 from tests.auth.idp import Idp
 from tests.auth.support import MODERN, TIMEOUT, post, rpc

@@ -11,7 +11,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
 
 from mcp_asrama import cli
-from mcp_asrama.server import audit_check
+from mcp_asrama.server.guard import audit_check
 from tests.e2e.conftest import EXECUTABLE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

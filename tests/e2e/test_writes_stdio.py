@@ -15,7 +15,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult
 
-from mcp_asrama.server import audit_check
+from mcp_asrama.server.guard import audit_check
 from tests.conftest import TOKEN
 from tests.e2e.conftest import EXECUTABLE
 

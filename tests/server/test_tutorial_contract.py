@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 import pytest
 from mcp import Client
 
-from mcp_asrama.server import scoped
+from mcp_asrama.server.guard import scoped
 from tests.server.conftest import connect, server_for
 from tests.server.support import Recording, call_error, call_ok, leaky_upstream, tutorial_upstream
 

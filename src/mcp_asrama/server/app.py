@@ -11,9 +11,10 @@ from mcp.server.request_state import RequestStateSecurity
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.server import audit, auth, confirm, discovery, features, prompts, ratelimit, resources, writes
-from mcp_asrama.server.access import SEMUA, Akses
+from mcp_asrama.server import discovery, features
 from mcp_asrama.server.core import AppState, AsramaServer
+from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
+from mcp_asrama.server.guard.access import SEMUA, Akses
 from mcp_asrama.server.settings import ServerSettings
 
 READS = (
@@ -86,6 +87,4 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     server.writable = lambda: writes.allowed(settings.writes)
     confirm.install(server.middleware, claims, security.ttl)
     features.register(server)
-    resources.register(server)
-    prompts.register(server)
     return server

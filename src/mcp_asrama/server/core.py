@@ -32,10 +32,10 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.client import AsramaClient, AsramaError
 from mcp_asrama.privacy import json_text
-from mcp_asrama.server.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
+from mcp_asrama.server.guard.access import SEMUA, Akses, Principal, current_principal
+from mcp_asrama.server.guard.ratelimit import RateLimiter
 from mcp_asrama.server.methods import WRITE_TOOLS
-from mcp_asrama.server.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_asrama.client import make_http_client
 from mcp_asrama.config import is_loopback
 from mcp_asrama.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
-from mcp_asrama.server import ratelimit
 from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.guard import ratelimit
 from mcp_asrama.server.routing_headers import RoutingHeaderCheck
 from mcp_asrama.server.settings import ServerSettings
 

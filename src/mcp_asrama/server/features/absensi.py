@@ -1,25 +1,55 @@
-"""Attendance: one day, a summary over a range."""
+"""Attendance: one day (a tool and a resource), a summary over a range."""
 
 from collections import Counter
 from datetime import date
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult
+from pydantic import Field
 
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.models import BELUM_DICATAT, RekapAnak
-from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
-from mcp_asrama.server import audit
-from mcp_asrama.server.arguments import MAX_RANGE_DAYS, IdAnak, Kamar, Kelas, StatusAbsensi, Tanggal
+from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi, JumlahStatus, RekapAnak
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.server.arguments import MAX_RANGE_DAYS, IdAnak, Kamar, Kelas, StatusAbsensi, Tanggal, parse_tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
-from mcp_asrama.server.features.common import READ_ONLY, add_tools
-from mcp_asrama.server.models import HasilAbsensiHarian, HasilRekapAbsensi, JumlahHarian
-from mcp_asrama.server.scoped import STATUSES, Hari, Terbatas, terbatas
+from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools
+from mcp_asrama.server.guard import audit
+from mcp_asrama.server.guard.scoped import STATUSES, Hari, Terbatas, terbatas
 
 TOP_ABSENT = 10
+
+
+class JumlahHarian(JumlahStatus):
+    """Counts per status of one day, with the students who have no record yet."""
+
+    belum_dicatat: int | None = Field(
+        None, description="Anak tanpa catatan absensi pada tanggal itu; kosong bila layanan tidak bisa mendaftarnya"
+    )
+
+
+class HasilAbsensiHarian(Result):
+    """One day's attendance of every visible student of the filter: counts per status, then who was not `hadir`."""
+
+    tanggal: date
+    jumlah_anak: int = Field(description="Jumlah semua anak pada filter itu (sesuai wewenang), dicatat atau belum")
+    per_status: JumlahHarian
+    tidak_hadir: list[CatatanAbsensi] = Field(
+        description="Anak yang izin, sakit atau alpa, lalu yang belum_dicatat (dengan filter status: hanya status itu)"
+    )
+    catatan: str | None = None
+
+
+class HasilRekapAbsensi(Result):
+    """Counts per status over a date range and the students with the most absences."""
+
+    dari: date
+    sampai: date
+    jumlah_anak: int
+    total: JumlahStatus
+    paling_sering_tidak_hadir: list[RekapAnak] = Field(description="Maksimal 10 anak, yang paling sering absen")
 
 
 def _per_status(hari: Hari) -> JumlahHarian:
@@ -124,6 +154,17 @@ async def rekap_absensi(
     )
 
 
+async def absensi_resource(tanggal: str, ctx: Context) -> str:
+    """Absensi satu tanggal: jumlah per status dan anak yang tidak hadir, mis. asrama://absensi/2026-10-06."""
+    day = parse_tanggal(tanggal)
+    if day is None:
+        raise ResourceNotFoundError("tanggal tidak valid: gunakan tanggal yang ada, format YYYY-MM-DD")
+    return json_text(await ringkas_absensi(terbatas(ctx), day))
+
+
 def register(server: AsramaServer) -> None:
-    """Add the attendance tools."""
+    """Add the attendance tools and one day's attendance as a resource."""
     add_tools(server, {absensi_harian: "Absensi harian", rekap_absensi: "Rekap absensi"}, READ_ONLY)
+    server.resource("asrama://absensi/{tanggal}", name="absensi", title="Absensi harian", mime_type=JSON)(
+        absensi_resource
+    )

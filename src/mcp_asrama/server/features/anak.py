@@ -1,19 +1,32 @@
-"""Students: search and one student's detail."""
+"""Students: search, one student's detail, and that student as a resource."""
 
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult
+from pydantic import Field
 
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.models import Anak
-from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
-from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Limit, Nama, Offset, StatusAnak
+from mcp_asrama.client.models import Anak, AnakRingkas
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Limit, Nama, Offset, StatusAnak, is_id
 from mcp_asrama.server.core import AsramaServer, tool_result
-from mcp_asrama.server.features.common import NO_ACCESS, READ_ONLY, add_tools
-from mcp_asrama.server.models import DetailAnak, HasilCariAnak
-from mcp_asrama.server.scoped import Terbatas, terbatas
+from mcp_asrama.server.features.common import JSON, NO_ACCESS, READ_ONLY, Result, add_tools
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+
+
+class HasilCariAnak(Result):
+    """Students matching the filters; `next_offset` is the offset of the next page when there is one."""
+
+    total: int = Field(description="Jumlah semua anak yang cocok")
+    data: list[AnakRingkas]
+    next_offset: int | None = Field(None, description="Offset halaman berikutnya; kosong bila sudah habis")
+    catatan: str | None = None
+
+
+class DetailAnak(Anak):
+    """One student: id, name, class, room, status, gender and guardian's name."""
 
 
 async def cari_anak(
@@ -70,6 +83,19 @@ async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult
     return tool_result(DetailAnak.model_validate(anak.model_dump()))
 
 
+async def anak_resource(id_anak: str, ctx: Context) -> str:
+    """Data satu anak (tanpa data pribadi), mis. asrama://anak/A001."""
+    if not is_id(id_anak):
+        raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
+    try:
+        found = await terbatas(ctx).detail_anak(id_anak)
+    except NotFound:
+        message = f"Anak dengan id '{id_anak}' tidak ditemukan; cari id-nya dengan cari_anak"
+        raise ResourceNotFoundError(message) from None
+    return json_text(DetailAnak.model_validate(found.model_dump()))
+
+
 def register(server: AsramaServer) -> None:
-    """Add the student tools."""
+    """Add the student tools and the student resource."""
     add_tools(server, {cari_anak: "Cari anak", detail_anak: "Detail anak"}, READ_ONLY)
+    server.resource("asrama://anak/{id_anak}", name="anak", title="Data anak", mime_type=JSON)(anak_resource)

@@ -18,12 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_asrama.client import AsramaError
 from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi
-from mcp_asrama.server import audit, writes
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, Status, StatusCatat, Tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
-from mcp_asrama.server.features.common import NO_ACCESS, add_tools
-from mcp_asrama.server.models import Result
-from mcp_asrama.server.scoped import terbatas
+from mcp_asrama.server.features.common import NO_ACCESS, Result, add_tools
+from mcp_asrama.server.guard import audit, writes
+from mcp_asrama.server.guard.scoped import terbatas
 
 MAX_ROWS = 300
 MAX_NOTE_SHOWN = 80

@@ -17,13 +17,12 @@ from pydantic import Field
 from mcp_asrama.client import AsramaError, NotFound
 from mcp_asrama.client.models import Anak, Izin
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
-from mcp_asrama.server import audit, writes
 from mcp_asrama.server.arguments import Alasan, IdAnak, IdIzin, JenisIzin, Kamar, Kelas, Tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
-from mcp_asrama.server.features.common import NO_ACCESS, READ_ONLY, add_tools
-from mcp_asrama.server.models import Result
-from mcp_asrama.server.scoped import terbatas
+from mcp_asrama.server.features.common import NO_ACCESS, READ_ONLY, Result, add_tools
+from mcp_asrama.server.guard import audit, writes
+from mcp_asrama.server.guard.scoped import terbatas
 
 MAX_DAYS = 30
 CREATES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)

@@ -4,13 +4,21 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
+from pydantic import Field
 
 from mcp_asrama.client.models import Kamar as DataKamar
-from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
-from mcp_asrama.server.core import AsramaServer, tool_result
-from mcp_asrama.server.features.common import READ_ONLY, add_tools
-from mcp_asrama.server.models import HasilDaftarKamar
-from mcp_asrama.server.scoped import terbatas
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.server.core import AsramaServer, resource_context, tool_result
+from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools
+from mcp_asrama.server.guard.scoped import terbatas
+
+
+class HasilDaftarKamar(Result):
+    """Every room with building, capacity, occupancy and musyrif."""
+
+    jumlah: int = Field(description="Jumlah semua kamar")
+    data: list[DataKamar]
+    catatan: str | None = None
 
 
 async def daftar_kamar(ctx: Context) -> Annotated[CallToolResult, HasilDaftarKamar]:
@@ -30,6 +38,12 @@ def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
     return HasilDaftarKamar(jumlah=len(rooms), data=rooms[:shown], catatan=catatan)
 
 
+async def kamar_resource() -> str:
+    """Semua kamar asrama: gedung, kapasitas, jumlah terisi dan musyrif."""
+    return json_text(ringkas_kamar(await terbatas(resource_context()).daftar_kamar()))
+
+
 def register(server: AsramaServer) -> None:
-    """Add the room tool."""
+    """Add the room tool and the room list as a resource."""
     add_tools(server, {daftar_kamar: "Daftar kamar"}, READ_ONLY)
+    server.resource("asrama://kamar", name="kamar", title="Daftar kamar", mime_type=JSON)(kamar_resource)

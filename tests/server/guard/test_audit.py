@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, Implementation
 
 from mcp_asrama import cli
-from mcp_asrama.server import audit, audit_check, audit_log, audit_seal
+from mcp_asrama.server.guard import audit, audit_check, audit_log, audit_seal
 from mcp_asrama.server.settings import ServerSettings
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR
 from tests.server.conftest import server_for

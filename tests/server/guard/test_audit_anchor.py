@@ -13,9 +13,9 @@ from fastapi import FastAPI
 from mcp import Client
 
 from mcp_asrama import cli
-from mcp_asrama.server import audit_check, audit_seal
+from mcp_asrama.server.guard import audit_check, audit_seal
 from tests.server.conftest import server_for
-from tests.server.test_audit import six_requests
+from tests.server.guard.test_audit import six_requests
 
 pytestmark = pytest.mark.anyio
 

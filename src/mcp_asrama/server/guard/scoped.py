@@ -25,8 +25,8 @@ from mcp_asrama.client.models import (
     RekapAbsensi,
     RekapAnak,
 )
-from mcp_asrama.server.access import Akses, fold
 from mcp_asrama.server.core import state_of
+from mcp_asrama.server.guard.access import Akses, fold
 
 # A scoped search, or a day's students listed through `/anak`, gathers every match; beyond this it gives up.
 MAX_SCOPED_ROWS = 5_000

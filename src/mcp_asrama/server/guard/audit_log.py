@@ -21,7 +21,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mcp_asrama.server.audit_seal import GENESIS, HASH, HMAC, AuditConfigError, seal, seal_kind, sha256_hex, unseal
+from mcp_asrama.server.guard.audit_seal import (
+    GENESIS,
+    HASH,
+    HMAC,
+    AuditConfigError,
+    seal,
+    seal_kind,
+    sha256_hex,
+    unseal,
+)
 
 log = logging.getLogger(__name__)
 

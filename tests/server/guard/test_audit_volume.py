@@ -13,7 +13,7 @@ from mcp import Client, MCPDeprecationWarning
 from mcp.shared.exceptions import MCPError
 from mcp_types import PromptReference, Request, Result
 
-from mcp_asrama.server import audit, audit_log
+from mcp_asrama.server.guard import audit, audit_log
 from tests.server.conftest import server_for
 
 pytestmark = pytest.mark.anyio

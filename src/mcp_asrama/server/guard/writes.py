@@ -21,10 +21,10 @@ from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, Field
 
 from mcp_asrama.client import AsramaError, Conflict, NotFound, ServiceTimeout
-from mcp_asrama.server import audit
-from mcp_asrama.server.confirm import confirmation_key
 from mcp_asrama.server.core import state_of
 from mcp_asrama.server.errors import service_message
+from mcp_asrama.server.guard import audit
+from mcp_asrama.server.guard.confirm import confirmation_key
 
 WRITE_SCOPE = "asrama:write"
 MODERN = "2026-07-28"

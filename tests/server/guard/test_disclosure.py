@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
 from mcp_asrama import cli
-from mcp_asrama.server import audit
+from mcp_asrama.server.guard import audit
 from tests.conftest import insert_rows
 from tests.server.conftest import make_service, server_for
 from tests.server.support import call_ok

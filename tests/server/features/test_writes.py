@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 
-from mcp_asrama.server import audit_check
+from mcp_asrama.server.guard import audit_check
 from tests.conftest import service_client
 from tests.server.conftest import server_for
 from tests.server.support import WRITE_TOOLS, assert_clean, call_error, call_ok

@@ -57,9 +57,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ValidationError
 
-from mcp_asrama.server.access import LOCAL_SUBJECT
-from mcp_asrama.server.audit_log import AuditLog, utc_now
-from mcp_asrama.server.audit_seal import AuditConfigError, load_key
+from mcp_asrama.server.guard.access import LOCAL_SUBJECT
+from mcp_asrama.server.guard.audit_log import AuditLog, utc_now
+from mcp_asrama.server.guard.audit_seal import AuditConfigError, load_key
 from mcp_asrama.server.methods import NO_DATA_METHODS, WRITE_TOOLS
 from mcp_asrama.server.settings import ServerSettings
 

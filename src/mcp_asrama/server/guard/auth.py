@@ -26,8 +26,8 @@ from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl, ValidationError
 
+from mcp_asrama.server.guard.token_cache import CachingVerifier
 from mcp_asrama.server.settings import ServerSettings
-from mcp_asrama.server.token_cache import CachingVerifier
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
-from mcp_asrama.server import audit
+from mcp_asrama.server.guard import audit
 
 
 def replayed() -> MCPError:

@@ -48,7 +48,7 @@ from mcp_types import CallToolResult, TextContent
 from mcp_types.methods import serialize_server_result
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_asrama.server.access import LOCAL_SUBJECT
+from mcp_asrama.server.guard.access import LOCAL_SUBJECT
 from mcp_asrama.server.methods import NO_DATA_METHODS
 from mcp_asrama.server.routing_headers import MESSAGE, UNREADABLE, json_rpc_error, request_id
 from mcp_asrama.server.settings import ServerSettings

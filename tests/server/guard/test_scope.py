@@ -14,8 +14,8 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_asrama.server import access
-from mcp_asrama.server.access import Akses
+from mcp_asrama.server.guard import access
+from mcp_asrama.server.guard.access import Akses
 from tests.server.conftest import connect, server_for
 from tests.server.support import RESOURCE_URIS, VALID_CALLS, call_error, call_ok, text_of, tutorial_upstream
 
@@ -189,10 +189,10 @@ def test_an_ignored_scope_entry_is_logged_once_by_reason_without_its_value(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     access._reported.clear()
-    with caplog.at_level(logging.WARNING, logger="mcp_asrama.server.access"):
+    with caplog.at_level(logging.WARNING, logger="mcp_asrama.server.guard.access"):
         for _ in range(3):
             Akses.parse(["guru:Prayoga Lestari", "kamar:Aisyah 2"])
-    warnings = [r for r in caplog.records if r.name == "mcp_asrama.server.access"]
+    warnings = [r for r in caplog.records if r.name == "mcp_asrama.server.guard.access"]
     assert len(warnings) == 1
     assert "unknown kind" in warnings[0].__dict__["reason"]
     assert "Prayoga" not in caplog.text and "guru" not in caplog.text

@@ -25,9 +25,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcp_asrama.server.access import SEMUA, current_principal
 from mcp_asrama.server.core import AsramaServer
-from mcp_asrama.server.ratelimit import (
+from mcp_asrama.server.guard.access import SEMUA, current_principal
+from mcp_asrama.server.guard.ratelimit import (
     CHARGED,
     RATE_LIMITED,
     RateLimiter,
@@ -37,9 +37,9 @@ from mcp_asrama.server.ratelimit import (
     subject_of,
     wrap_http,
 )
+from mcp_asrama.server.guard.token_cache import CachingVerifier
 from mcp_asrama.server.routing_headers import RoutingHeaderCheck
 from mcp_asrama.server.settings import ServerSettings
-from mcp_asrama.server.token_cache import CachingVerifier
 from tests.auth.idp import new_rsa_key, public_pem
 from tests.server.conftest import connect, server_for
 from tests.server.support import TOOLS

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_asrama.server.audit_seal import GENESIS, sha256_hex, unseal
+from mcp_asrama.server.guard.audit_seal import GENESIS, sha256_hex, unseal
 
 _ANCHOR = re.compile(r"(?:([1-9]\d{0,17}):)?([0-9a-f]{64})")
 

@@ -6,7 +6,7 @@ import logging
 import pytest
 from mcp.server.auth.provider import AccessToken
 
-from mcp_asrama.server.token_cache import CachingVerifier, RefusalLog
+from mcp_asrama.server.guard.token_cache import CachingVerifier, RefusalLog
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +81,7 @@ async def test_the_cache_is_bounded_and_keeps_no_token() -> None:
 async def test_refusals_are_logged_once_per_interval_with_counts(caplog: pytest.LogCaptureFixture) -> None:
     clock = Clock()
     cache = CachingVerifier(Idp({}).check, clock=clock, refusals=RefusalLog(interval=60, clock=clock))
-    with caplog.at_level(logging.INFO, logger="mcp_asrama.server.token_cache"):
+    with caplog.at_level(logging.INFO, logger="mcp_asrama.server.guard.token_cache"):
         for i in range(1000):
             await cache.verify_token(f"forged-{i}")
         clock.now += 60

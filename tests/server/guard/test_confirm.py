@@ -2,7 +2,7 @@
 
 import pytest
 
-from mcp_asrama.server.confirm import MemoryClaims, digest
+from mcp_asrama.server.guard.confirm import MemoryClaims, digest
 
 pytestmark = pytest.mark.anyio
 

@@ -1,0 +1,1 @@
+"""Who may see or change what, and who did: authentication, scope, rate limits, audit, confirmation."""

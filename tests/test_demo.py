@@ -21,7 +21,8 @@ from mcp_asrama.service.app import create_app
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.demo import DemoSchool, generate, seed_demo
 from mcp_asrama.service.models import Absensi, Anak, Kamar
-from mcp_asrama.service.schemas import AnakIn, KamarIn
+from mcp_asrama.service.schemas.anak import AnakIn
+from mcp_asrama.service.schemas.kamar import KamarIn
 from tests.conftest import TOKEN, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows, service_client
 
 TODAY = date(2026, 10, 6)

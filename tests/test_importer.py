@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.importer import GEDUNG_UNKNOWN, ImportRejected, ImportReport, columns_help, import_file
 from mcp_asrama.service.models import Anak, Kamar
-from mcp_asrama.service.schemas import AnakIn, KamarIn
+from mcp_asrama.service.schemas.anak import AnakIn
+from mcp_asrama.service.schemas.kamar import KamarIn
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
 
 HEADER = "id,nama,kelas,kamar,status,jenis_kelamin,nama_wali,nik,no_hp_wali,alamat,tanggal_lahir"

@@ -13,7 +13,9 @@ from faker import Faker
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
-from mcp_asrama.service import crud, crud_izin
+from mcp_asrama.service.crud import anak as crud_anak
+from mcp_asrama.service.crud import common as crud_common
+from mcp_asrama.service.crud import izin as crud_izin
 from mcp_asrama.service.models import Absensi, Anak, Kamar
 
 KELAS = [f"{tingkat}{rombel}" for tingkat in range(7, 13) for rombel in "ABC"]
@@ -185,7 +187,7 @@ def _running_izin(session: Session, school: DemoSchool) -> None:
     some; it rewrites only their existing attendance of those days."""
     away = [a["id"] for a in school.anak if a["status"] == "izin"][:DEMO_IZIN]
     for id_anak in away:
-        anak = crud.get_anak(session, id_anak)
+        anak = crud_anak.get_anak(session, id_anak)
         if anak is None:
             continue
         dari = max(school.today - timedelta(days=1), school.today - timedelta(days=school.days - 1))
@@ -205,7 +207,7 @@ def _running_izin(session: Session, school: DemoSchool) -> None:
 def seed_demo(sessions: sessionmaker[Session], today: date, **size: int) -> bool:
     """Fill an empty database with the demo school; leave one that has any data untouched (returns False)."""
     with sessions() as session:
-        if not crud.is_empty(session):
+        if not crud_common.is_empty(session):
             return False
         insert_school(session, generate(today, **size))
     return True

@@ -23,9 +23,10 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from mcp_asrama.service import crud
+from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.models import Anak, Kamar
-from mcp_asrama.service.schemas import AnakIn, KamarIn
+from mcp_asrama.service.schemas.anak import AnakIn
+from mcp_asrama.service.schemas.kamar import KamarIn
 
 Kind = Literal["anak", "kamar"]
 _TARGETS: dict[Kind, tuple[type[BaseModel], Any, str]] = {
@@ -277,8 +278,8 @@ def import_file(sessions: sessionmaker[Session], kind: Kind, path: Path, *, crea
         if rooms:
             session.execute(insert(Kamar), rooms)
         column = getattr(table, key)
-        existing = crud.existing_ids(session, column, [r[key] for r in rows])
-        crud.upsert(session, table, rows, key=(key,))
+        existing = crud_common.existing_ids(session, column, [r[key] for r in rows])
+        crud_common.upsert(session, table, rows, key=(key,))
     return ImportReport(
         added=len(rows) - len(existing), updated=len(existing), rooms_created=tuple(r["nama"] for r in rooms)
     )

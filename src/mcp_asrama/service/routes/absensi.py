@@ -6,19 +6,17 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 
-from mcp_asrama.service import crud, crud_absensi, idempotensi
-from mcp_asrama.service.crud_absensi import Catatan
+from mcp_asrama.service import idempotensi
+from mcp_asrama.service.crud import absensi as crud_absensi
+from mcp_asrama.service.crud import anak as crud_anak
+from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
-from mcp_asrama.service.schemas import (
-    BELUM_DICATAT,
+from mcp_asrama.service.schemas.absensi import (
     MAX_ENTRI,
-    STATUS_ABSENSI,
     AbsensiBanyakIn,
     AbsensiHarian,
     AbsensiIn,
     AbsensiPublic,
-    AnakId,
-    Cari,
     DaftarRiwayat,
     HasilAbsensi,
     JumlahStatus,
@@ -26,9 +24,8 @@ from mcp_asrama.service.schemas import (
     RekapAbsensi,
     RekapAnak,
     RiwayatPublic,
-    StatusHarian,
-    Tanggal,
 )
+from mcp_asrama.service.schemas.common import BELUM_DICATAT, STATUS_ABSENSI, AnakId, Cari, StatusHarian, Tanggal
 
 router = APIRouter(prefix="/absensi", tags=["absensi"], dependencies=[TokenDep])
 
@@ -55,7 +52,7 @@ def absensi_harian(
     (implied by `status=belum_dicatat`), every student of the filter: `belum_dicatat` where there is no record.
     With `id_anak` (repeated, up to 300), only those students (an unknown id is simply absent)."""
     semua_anak = semua_anak or status == BELUM_DICATAT
-    rows = crud.absensi_harian(
+    rows = crud_absensi.absensi_harian(
         session, tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak, ids=id_anak or ()
     )
     return AbsensiHarian(tanggal=tanggal, data=[AbsensiPublic(**r) for r in rows], semua_anak=semua_anak or None)
@@ -76,7 +73,7 @@ def rekap_absensi(
         raise HTTPException(status_code=422, detail="sampai harus sama dengan atau sesudah dari")
     if (sampai - dari).days >= MAX_RANGE_DAYS:
         raise HTTPException(status_code=422, detail=f"rentang paling panjang {MAX_RANGE_DAYS} hari")
-    per_anak = crud.rekap_absensi(session, dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak)
+    per_anak = crud_absensi.rekap_absensi(session, dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak)
     total = JumlahStatus(**{s: sum(r[s] for r in per_anak) for s in STATUS_ABSENSI})
     return RekapAbsensi(
         dari=dari,
@@ -116,7 +113,7 @@ def catat_absensi_banyak(
     if twice:
         raise HTTPException(status_code=422, detail=f"id_anak lebih dari sekali: {_ids(twice)}")
     sidik = idempotensi.fingerprint(request, body, actor)
-    found = crud.lock_students(session, ids)
+    found = crud_anak.lock_students(session, ids)
     if (stored := idempotensi.replay(session, key, sidik)) is not None:
         return stored
     unknown = sorted(set(ids) - found)
@@ -144,7 +141,7 @@ def riwayat_absensi(
     id_anak: Annotated[Cari, Path()],
 ) -> DaftarRiwayat:
     """Every change of one student's record of one day, oldest first: old → new, who, when, which confirmation."""
-    if crud.get_anak(session, id_anak) is None:
+    if crud_anak.get_anak(session, id_anak) is None:
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
     rows = crud_absensi.history(session, tanggal, id_anak)
     return DaftarRiwayat(tanggal=tanggal, id_anak=id_anak, data=[RiwayatPublic.model_validate(r) for r in rows])
@@ -160,8 +157,8 @@ def catat_absensi(
 ) -> AbsensiPublic:
     """Record (or correct) one student's attendance on one day, kept in the history; the same call again changes
     nothing."""
-    anak = crud.get_anak(session, id_anak)
-    if anak is None or not crud.lock_students(session, [anak.id]):
+    anak = crud_anak.get_anak(session, id_anak)
+    if anak is None or not crud_anak.lock_students(session, [anak.id]):
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
     crud_absensi.write(session, [Catatan(tanggal, anak.id, body.status, body.keterangan)], actor=actor, key=None)
     session.commit()

@@ -4,9 +4,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query
 
-from mcp_asrama.service import crud
+from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.deps import SessionDep, TokenDep
-from mcp_asrama.service.schemas import AnakPublic, Cari, DaftarAnak, StatusAnak
+from mcp_asrama.service.schemas.anak import AnakPublic, DaftarAnak
+from mcp_asrama.service.schemas.common import Cari, StatusAnak
 
 router = APIRouter(prefix="/anak", tags=["anak"], dependencies=[TokenDep])
 
@@ -24,7 +25,7 @@ def cari_anak(
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> DaftarAnak:
     """Students by part of the name and exact class, room or status (case-insensitive), ordered by name."""
-    total, page = crud.cari_anak(
+    total, page = crud_anak.cari_anak(
         session,
         nama=(nama or "").strip() or None,
         kelas=kelas,
@@ -39,7 +40,7 @@ def cari_anak(
 @router.get("/{id_anak}", response_model=AnakPublic, responses={404: {"description": "Anak tidak ditemukan"}})
 def detail_anak(session: SessionDep, id_anak: Annotated[Cari, Path()]) -> AnakPublic:
     """One student, all fields."""
-    anak = crud.get_anak(session, id_anak)
+    anak = crud_anak.get_anak(session, id_anak)
     if anak is None:
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
     return AnakPublic.model_validate(anak)

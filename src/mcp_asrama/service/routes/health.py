@@ -6,7 +6,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from mcp_asrama.service.deps import SessionDep
-from mcp_asrama.service.schemas import Kesehatan
+from mcp_asrama.service.schemas.health import Kesehatan
 
 router = APIRouter(tags=["health"])
 

@@ -5,11 +5,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 
-from mcp_asrama.service import crud, crud_izin, idempotensi
+from mcp_asrama.service import idempotensi
+from mcp_asrama.service.crud import anak as crud_anak
+from mcp_asrama.service.crud import izin as crud_izin
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.models import Anak, Izin
-from mcp_asrama.service.schemas import Cari, Tanggal
-from mcp_asrama.service.schemas_izin import DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
+from mcp_asrama.service.schemas.common import Cari, Tanggal
+from mcp_asrama.service.schemas.izin import DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
 
 router = APIRouter(prefix="/izin", tags=["izin"], dependencies=[TokenDep])
 
@@ -47,10 +49,10 @@ def ajukan_izin(request: Request, session: SessionDep, body: IzinIn, actor: Acto
     if (body.sampai - body.dari).days >= MAX_DAYS:
         raise HTTPException(status_code=422, detail=f"izin paling lama {MAX_DAYS} hari")
     sidik = idempotensi.fingerprint(request, body, actor)
-    found = crud.lock_students(session, [body.id_anak])
+    found = crud_anak.lock_students(session, [body.id_anak])
     if (stored := idempotensi.replay(session, key, sidik)) is not None:
         return stored
-    anak = crud.get_anak(session, body.id_anak) if found else None
+    anak = crud_anak.get_anak(session, body.id_anak) if found else None
     if anak is None:
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
     if crud_izin.overlapping(session, anak.id, body.dari, body.sampai):
@@ -121,7 +123,7 @@ def selesai_izin(
     if found is None:
         raise HTTPException(status_code=404, detail="Izin tidak ditemukan")
     izin, anak = found
-    crud.lock_students(session, [anak.id])
+    crud_anak.lock_students(session, [anak.id])
     if (stored := idempotensi.replay(session, key, sidik)) is not None:
         return stored
     session.refresh(izin)  # read again under the lock

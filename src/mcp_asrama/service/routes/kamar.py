@@ -2,9 +2,9 @@
 
 from fastapi import APIRouter
 
-from mcp_asrama.service import crud
+from mcp_asrama.service.crud import kamar as crud_kamar
 from mcp_asrama.service.deps import SessionDep, TokenDep
-from mcp_asrama.service.schemas import DaftarKamar, KamarPublic
+from mcp_asrama.service.schemas.kamar import DaftarKamar, KamarPublic
 
 router = APIRouter(prefix="/kamar", tags=["kamar"], dependencies=[TokenDep])
 
@@ -12,4 +12,4 @@ router = APIRouter(prefix="/kamar", tags=["kamar"], dependencies=[TokenDep])
 @router.get("", response_model=DaftarKamar)
 def daftar_kamar(session: SessionDep) -> DaftarKamar:
     """Every room: building, capacity, musyrif and `terisi`, the number of students assigned to it."""
-    return DaftarKamar(data=[KamarPublic(**k) for k in crud.daftar_kamar(session)])
+    return DaftarKamar(data=[KamarPublic(**k) for k in crud_kamar.daftar_kamar(session)])

@@ -1,16 +1,20 @@
-"""Attendance writes with their history: every change of a record (new, overwritten, removed) leaves a row in
-`riwayat_absensi` saying old → new, who and under which confirmation; unchanged records are neither written nor
-recorded. Callers hold the students first (`crud.lock_students`) and commit."""
+"""Attendance: one day with every student of the filter, a summary over a range, and writes with their history:
+every change of a record (new, overwritten, removed) leaves a row in `riwayat_absensi` saying old → new, who and
+under which confirmation; unchanged records are neither written nor recorded. Callers hold the students first
+(`crud.anak.lock_students`) and commit."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import Any
 
-from sqlalchemy import delete, select, tuple_
+from sqlalchemy import and_, delete, func, select, tuple_
 from sqlalchemy.orm import Session
 
-from mcp_asrama.service.crud import upsert
-from mcp_asrama.service.models import Absensi, RiwayatAbsensi
+from mcp_asrama.service.crud.anak import anak_filters
+from mcp_asrama.service.crud.common import upsert
+from mcp_asrama.service.models import Absensi, Anak, RiwayatAbsensi
+from mcp_asrama.service.schemas.common import BELUM_DICATAT, STATUS_ABSENSI
 
 
 @dataclass(frozen=True)
@@ -106,3 +110,68 @@ def history(session: Session, tanggal: date, id_anak: str) -> Sequence[RiwayatAb
         .order_by(RiwayatAbsensi.id)
     )
     return session.scalars(query).all()
+
+
+def absensi_harian(
+    session: Session,
+    tanggal: date,
+    *,
+    kelas: str | None,
+    kamar: str | None,
+    status: str | None,
+    semua_anak: bool = False,
+    ids: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """One day's attendance records with each student's name, class and room, of the students `ids` only when
+    given. With `semua_anak`, every student of the filter: one without a record has status `belum_dicatat` (and
+    `status="belum_dicatat"` keeps only those)."""
+    recorded = and_(Absensi.id_anak == Anak.id, Absensi.tanggal == tanggal)
+    query = (
+        select(Anak.id.label("id_anak"), Absensi.status, Absensi.keterangan, Anak.nama, Anak.kelas, Anak.kamar)
+        .select_from(Anak)
+        .join(Absensi, recorded, isouter=semua_anak)
+        .where(*anak_filters(session, kelas=kelas, kamar=kamar))
+        .order_by(Anak.kelas, Anak.nama, Anak.id)
+    )
+    if ids:
+        query = query.where(Anak.id.in_(ids))
+    if status == BELUM_DICATAT:
+        query = query.where(Absensi.id_anak.is_(None))
+    elif status:
+        query = query.where(Absensi.status == status)
+    return [{**r, "status": r["status"] or BELUM_DICATAT} for r in session.execute(query).mappings()]
+
+
+def rekap_absensi(
+    session: Session,
+    dari: date,
+    sampai: date,
+    *,
+    kelas: str | None,
+    kamar: str | None,
+    id_anak: str | None,
+) -> list[dict[str, Any]]:
+    """Per-student counts per status over [dari, sampai], most absences first."""
+    counts = [func.count().filter(Absensi.status == s).label(s) for s in STATUS_ABSENSI]
+    query = (
+        select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar, *counts)
+        .join(Absensi, Absensi.id_anak == Anak.id)
+        .where(Absensi.tanggal.between(dari, sampai))
+        .where(*anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak))
+        .group_by(Anak.no, Anak.id, Anak.nama, Anak.kelas, Anak.kamar)  # the integer key first: cheaper groups
+    )
+    rows: list[dict[str, Any]] = []
+    for r in session.execute(query).mappings():
+        per_status: dict[str, int] = {s: int(r[s] or 0) for s in STATUS_ABSENSI}
+        rows.append(
+            {
+                "id_anak": r["id"],
+                "nama": r["nama"],
+                "kelas": r["kelas"],
+                "kamar": r["kamar"],
+                **per_status,
+                "tidak_hadir": per_status["izin"] + per_status["sakit"] + per_status["alpa"],
+            }
+        )
+    rows.sort(key=lambda r: (-r["tidak_hadir"], r["nama"], r["id_anak"]))
+    return rows

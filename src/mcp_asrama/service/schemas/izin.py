@@ -9,12 +9,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, StringConstraints, field_validator
 
-from mcp_asrama.service.schemas import AnakId, Tanggal, TanpaNul, _Strict
+from mcp_asrama.service.schemas.common import AnakId, Strict, Tanggal, TanpaNul
 
 JenisIzin = Literal["pulang", "sakit", "keperluan"]
 
 
-class IzinIn(_Strict):
+class IzinIn(Strict):
     """`POST /izin` body; `alasan` may be personal: stored here, never copied into the attendance record."""
 
     id_anak: AnakId
@@ -29,7 +29,7 @@ class IzinIn(_Strict):
         return value or None
 
 
-class IzinSelesaiIn(_Strict):
+class IzinSelesaiIn(Strict):
     """`POST /izin/{id}/selesai` body: the day the student is back (before `sampai`: early; after: late)."""
 
     tanggal_kembali: Tanggal

@@ -1,6 +1,6 @@
 """Leave (`izin`): asking for one marks the student's days `izin` and, while it runs, the student; ending it gives
 the student back and, when early, removes the izin records of the days from the return on. Callers hold the student
-first (`crud.lock_students`) and commit."""
+first (`crud.anak.lock_students`) and commit."""
 
 import secrets
 from collections.abc import Sequence
@@ -9,9 +9,9 @@ from datetime import UTC, date, datetime, timedelta
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from mcp_asrama.service import crud_absensi
-from mcp_asrama.service.crud import anak_filters
-from mcp_asrama.service.crud_absensi import Catatan
+from mcp_asrama.service.crud import absensi as crud_absensi
+from mcp_asrama.service.crud.absensi import Catatan
+from mcp_asrama.service.crud.anak import anak_filters
 from mcp_asrama.service.models import Anak, Izin
 
 

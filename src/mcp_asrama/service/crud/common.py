@@ -1,0 +1,38 @@
+"""What every domain's queries share: the dialect, upsert, which ids exist, whether the database is empty."""
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from mcp_asrama.service.models import Anak, Base, Kamar
+
+
+def dialect(session: Session) -> str:
+    return session.get_bind().dialect.name
+
+
+def upsert(session: Session, model: type[Base], rows: Sequence[dict[str, Any]], key: Iterable[str]) -> None:
+    """Insert `rows` into `model`'s table, updating the rows whose `key` columns already exist."""
+    if not rows:
+        return
+    key = list(key)
+    insert = postgresql.insert if dialect(session) == "postgresql" else sqlite.insert
+    statement = insert(model)
+    updates = {c: statement.excluded[c] for c in rows[0] if c not in key}
+    session.execute(statement.on_conflict_do_update(index_elements=key, set_=updates), rows)
+
+
+def existing_ids(session: Session, column_: Any, ids: Sequence[str], chunk: int = 500) -> set[str]:
+    """Which of `ids` are already stored in `column_`."""
+    found: set[str] = set()
+    for start in range(0, len(ids), chunk):
+        found.update(session.scalars(select(column_).where(column_.in_(ids[start : start + chunk]))))
+    return found
+
+
+def is_empty(session: Session) -> bool:
+    """True when the database holds no student and no room."""
+    return session.scalar(select(Anak.id).limit(1)) is None and session.scalar(select(Kamar.nama).limit(1)) is None

@@ -1,0 +1,9 @@
+"""ORM tables, one module per domain; importing the package registers them all on `Base.metadata`."""
+
+from mcp_asrama.service.models.absensi import Absensi, RiwayatAbsensi
+from mcp_asrama.service.models.anak import Anak, Kamar
+from mcp_asrama.service.models.base import Base
+from mcp_asrama.service.models.idempotensi import Idempotensi
+from mcp_asrama.service.models.izin import Izin
+
+__all__ = ["Absensi", "Anak", "Base", "Idempotensi", "Izin", "Kamar", "RiwayatAbsensi"]

@@ -179,10 +179,16 @@ async def test_openapi_describes_every_route_to_a_token_holder(reader: httpx2.As
         "/izin",
         "/izin/{id_izin}",
         "/izin/{id_izin}/selesai",
+        "/hafalan",
+        "/hafalan/progres",
+        "/kesehatan",
+        "/kesehatan/rekap",
         "/healthz",
     }
     assert set(spec["paths"]["/absensi/{tanggal}/{id_anak}"]) == {"put"}
     assert set(spec["paths"]["/izin"]) == {"get", "post"}
+    for path in ("/hafalan", "/kesehatan"):
+        assert set(spec["paths"][path]) == {"get", "post"}
     schemes = spec["components"]["securitySchemes"]
     assert [s["scheme"].lower() for s in schemes.values()] == ["bearer"]
     assert spec["paths"]["/anak"]["get"]["security"]
@@ -234,7 +240,9 @@ def _drop_tables(url: str) -> None:
         return
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("DROP TABLE riwayat_absensi, izin, absensi, anak, kamar"))
+        conn.execute(
+            text("DROP TABLE kunjungan_klinik, hafalan, pelanggaran, riwayat_absensi, izin, absensi, anak, kamar")
+        )
     engine.dispose()
 
 

@@ -3,7 +3,22 @@
 from mcp_asrama.service.models.absensi import Absensi, RiwayatAbsensi
 from mcp_asrama.service.models.anak import Anak, Kamar
 from mcp_asrama.service.models.base import Base
+from mcp_asrama.service.models.hafalan import Hafalan
 from mcp_asrama.service.models.idempotensi import Idempotensi
 from mcp_asrama.service.models.izin import Izin
+from mcp_asrama.service.models.kesehatan import KunjunganKlinik
+from mcp_asrama.service.models.pelanggaran import JenisPelanggaran, Pelanggaran
 
-__all__ = ["Absensi", "Anak", "Base", "Idempotensi", "Izin", "Kamar", "RiwayatAbsensi"]
+__all__ = [
+    "Absensi",
+    "Anak",
+    "Base",
+    "Hafalan",
+    "Idempotensi",
+    "Izin",
+    "JenisPelanggaran",
+    "Kamar",
+    "KunjunganKlinik",
+    "Pelanggaran",
+    "RiwayatAbsensi",
+]

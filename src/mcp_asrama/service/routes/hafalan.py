@@ -1,0 +1,148 @@
+"""`/hafalan`: recording a Qur'an memorisation deposit (*setoran*, idempotent under an `Idempotency-Key`), listing
+deposits, and memorisation progress per student."""
+
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+
+from mcp_asrama import quran
+from mcp_asrama.service import idempotensi
+from mcp_asrama.service.crud import anak as crud_anak
+from mcp_asrama.service.crud import hafalan as crud
+from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
+from mcp_asrama.service.models import Anak, Hafalan
+from mcp_asrama.service.routes.common import Dari, Filter, Limit, Offset, Sampai, check_not_future, check_period
+from mcp_asrama.service.schemas.hafalan import (
+    DaftarHafalan,
+    HafalanIn,
+    HafalanPublic,
+    JenisHafalan,
+    ProgresAnak,
+    ProgresHafalan,
+    RataRataHafalan,
+)
+
+router = APIRouter(prefix="/hafalan", tags=["hafalan"], dependencies=[TokenDep])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"description": "Anak tidak ditemukan"},
+    409: {"description": "Idempotency-Key dipakai untuk permintaan lain"},
+}
+
+
+def _surah(record: Hafalan) -> tuple[str, list[int]]:
+    """The surah's name and the juz the range touches; a range another tool stored badly shows what it can."""
+    try:
+        return quran.surah(record.surah).nama, quran.juz_span(record.surah, record.ayat_mulai, record.ayat_selesai)
+    except ValueError:
+        return (quran.surah(record.surah).nama if 1 <= record.surah <= 114 else str(record.surah)), []
+
+
+def _public(record: Hafalan, anak: Anak) -> HafalanPublic:
+    nama_surah, juz = _surah(record)
+    return HafalanPublic(
+        id=record.id,
+        id_anak=anak.id,
+        nama=anak.nama,
+        kelas=anak.kelas,
+        kamar=anak.kamar,
+        tanggal=record.tanggal,
+        jenis=record.jenis,
+        surah=record.surah,
+        nama_surah=nama_surah,
+        ayat_mulai=record.ayat_mulai,
+        ayat_selesai=record.ayat_selesai,
+        juz=juz,
+        nilai=record.nilai,
+        penguji=record.penguji,
+    )
+
+
+@router.post("", status_code=201, response_model=HafalanPublic, response_model_exclude_none=True, responses=_ERRORS)
+def catat_setoran(request: Request, session: SessionDep, body: HafalanIn, actor: ActorDep, key: KeyDep) -> Any:
+    """Record a deposit of ayat `ayat_mulai`..`ayat_selesai` of `surah` on a day up to today; 422 when the ayat
+    are not in the surah ("Al-Baqarah hanya punya 286 ayat"), 404 unknown student."""
+    check_not_future(body.tanggal)
+    if (problem := crud.check_range(body.surah, body.ayat_mulai, body.ayat_selesai)) is not None:
+        raise HTTPException(status_code=422, detail=problem)
+    sidik = idempotensi.fingerprint(request, body, actor)
+    found = crud_anak.lock_students(session, [body.id_anak])
+    if (stored := idempotensi.replay(session, key, sidik)) is not None:
+        return stored
+    anak = crud_anak.get_anak(session, body.id_anak) if found else None
+    if anak is None:
+        raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
+    record = crud.create(
+        session,
+        anak,
+        tanggal=body.tanggal,
+        jenis=body.jenis,
+        surah=body.surah,
+        ayat_mulai=body.ayat_mulai,
+        ayat_selesai=body.ayat_selesai,
+        nilai=body.nilai,
+        penguji=body.penguji,
+        actor=actor,
+    )
+    answer = _public(record, anak)
+    return idempotensi.commit(session, key, request, sidik, 201, answer) or answer
+
+
+@router.get("", response_model=DaftarHafalan, response_model_exclude_none=True)
+def daftar_hafalan(
+    session: SessionDep,
+    id_anak: Filter = None,
+    kelas: Filter = None,
+    kamar: Filter = None,
+    dari: Dari = None,
+    sampai: Sampai = None,
+    jenis: Annotated[JenisHafalan | None, Query()] = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> DaftarHafalan:
+    """Deposits by student, class, room (case-insensitive), period and kind, latest first."""
+    check_period(dari, sampai)
+    total, page = crud.search(
+        session,
+        id_anak=id_anak,
+        kelas=kelas,
+        kamar=kamar,
+        dari=dari,
+        sampai=sampai,
+        jenis=jenis,
+        limit=limit,
+        offset=offset,
+    )
+    return DaftarHafalan(total=total, data=[_public(h, a) for h, a in page])
+
+
+@router.get("/progres", response_model=ProgresHafalan, response_model_exclude_none=True, responses=_ERRORS)
+def progres_hafalan(
+    session: SessionDep, id_anak: Filter = None, kelas: Filter = None, kamar: Filter = None
+) -> ProgresHafalan:
+    """Every student of the filter, also those without a deposit: distinct ayat and juz memorised (ziyadah, ever),
+    the last deposit, and the ziyadah ayat per week over the last 28 days; most ayat first. 404 for an unknown
+    `id_anak`."""
+    rows = crud.progres(session, id_anak=id_anak, kelas=kelas, kamar=kamar, today=date.today())
+    if id_anak and not rows and crud_anak.get_anak(session, id_anak) is None:
+        raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
+    data = [
+        ProgresAnak(
+            id_anak=p.anak.id,
+            nama=p.anak.nama,
+            kelas=p.anak.kelas,
+            kamar=p.anak.kamar,
+            ayat=p.ayat,
+            juz=p.juz,
+            setoran_terakhir=p.setoran_terakhir,
+            ayat_per_pekan=p.ayat_per_pekan,
+        )
+        for p in rows
+    ]
+    n = len(data)
+    rata = RataRataHafalan(
+        ayat=round(sum(p.ayat for p in data) / n, 1) if n else 0.0,
+        juz=round(sum(p.juz for p in data) / n, 2) if n else 0.0,
+    )
+    return ProgresHafalan(jumlah_anak=n, rata_rata=rata, data=data)

@@ -16,8 +16,11 @@ pytestmark = [
 ]
 
 
-READS = ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_absensi", "daftar_izin"]
-WRITES = ["catat_absensi", "ajukan_izin", "akhiri_izin"]
+READS = ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_absensi", "pelanggaran_anak",
+         "rekap_pelanggaran", "hafalan_anak", "progres_hafalan", "kesehatan_anak", "rekap_kesehatan",
+         "daftar_izin"]  # fmt: skip
+# The operator's default scope is `all` without `peran:kesehatan`: catat_kunjungan_klinik is not listed.
+WRITES = ["catat_absensi", "ajukan_izin", "akhiri_izin", "catat_pelanggaran", "catat_setoran_hafalan"]
 
 
 @pytest.fixture(params=[False, True], ids=["reads", "writes"])

@@ -18,12 +18,15 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from tests.conftest import TOKEN
+from tests.server.support_records import RECORD_EXTRAS, add_record_routes
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-TOOLS = ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_absensi", "daftar_izin"]
+TOOLS = ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_absensi", "pelanggaran_anak",
+         "rekap_pelanggaran", "hafalan_anak", "progres_hafalan", "kesehatan_anak", "rekap_kesehatan",
+         "daftar_izin"]  # fmt: skip
 WRITE_TOOLS = ["catat_absensi", "ajukan_izin", "akhiri_izin"]
 
 # One valid call of every tool, reaching the upstream (tutorial data: A001 exists, 2026-10-06 has records).
@@ -282,7 +285,7 @@ def leaked_values() -> set[str]:
         else:
             values.add(str(value))
 
-    for record in (*PERSONAL.values(), ROOM_EXTRAS, RESPONSE_EXTRAS, IZIN_EXTRAS, NOT_FOUND_BODY):
+    for record in (*PERSONAL.values(), ROOM_EXTRAS, RESPONSE_EXTRAS, IZIN_EXTRAS, NOT_FOUND_BODY, RECORD_EXTRAS):
         walk(record)
     values.discard("tidak ada")
     return values
@@ -396,4 +399,5 @@ def leaky_upstream() -> FastAPI:
         ]
         return {"total": len(found), "data": found, **RESPONSE_EXTRAS}
 
+    add_record_routes(app, anak, _check_token, pick, RESPONSE_EXTRAS)
     return app

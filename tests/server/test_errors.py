@@ -28,6 +28,7 @@ from tests.server.support import (
     crashing,
     sleeping_upstream,
 )
+from tests.server.support_records import RECORD_CALLS
 
 pytestmark = pytest.mark.anyio
 
@@ -273,8 +274,9 @@ async def test_redirect_is_not_followed(era: str) -> None:
 
 async def test_unexpected_exception_is_masked_and_logged(era: str, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.ERROR, logger="mcp_asrama")
+    calls = VALID_CALLS + RECORD_CALLS
     async with connect(server_for(crashing("KeyError-like SECRET-BOOM at /srv/asrama/db.py")), era) as client:
-        results = [await client.call_tool(name, arguments) for name, arguments in VALID_CALLS]
+        results = [await client.call_tool(name, arguments) for name, arguments in calls]
     for result in results:
         assert result.is_error
         assert result.content[0].text == INTERNAL_ERROR
@@ -282,7 +284,7 @@ async def test_unexpected_exception_is_masked_and_logged(era: str, caplog: pytes
         for leak in ("SECRET-BOOM", "RuntimeError", "/srv/asrama", "Traceback", "Error executing tool"):
             assert leak not in dumped
     crashes = [r for r in caplog.records if r.name.startswith("mcp_asrama") and r.exc_info]
-    assert len(crashes) == len(TOOLS)
+    assert len(crashes) == len(calls) == len(TOOLS) - 1  # all but kesehatan_anak (the office is not the clinic)
     assert all(isinstance(r.exc_info[1], RuntimeError) for r in crashes if r.exc_info)
 
 

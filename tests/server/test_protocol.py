@@ -71,6 +71,12 @@ async def test_input_schemas_declare_the_tutorial_arguments(mcp: Client) -> None
         "daftar_kamar": ([], []),
         "absensi_harian": (["tanggal", "kelas", "kamar", "status"], ["tanggal"]),
         "rekap_absensi": (["dari", "sampai", "kelas", "kamar", "id_anak"], ["dari", "sampai"]),
+        "pelanggaran_anak": (["id_anak", "dari", "sampai"], ["id_anak"]),
+        "rekap_pelanggaran": (["dari", "sampai", "kelas", "kamar"], ["dari", "sampai"]),
+        "hafalan_anak": (["id_anak"], ["id_anak"]),
+        "progres_hafalan": (["kelas", "kamar"], []),
+        "kesehatan_anak": (["id_anak", "dari", "sampai"], ["id_anak"]),
+        "rekap_kesehatan": (["dari", "sampai", "kelas", "kamar"], ["dari", "sampai"]),
         "daftar_izin": (["aktif", "kelas", "kamar"], []),
     }
     limit = tools["cari_anak"]["properties"]["limit"]

@@ -24,10 +24,21 @@ from mcp_asrama.client.models import (
     Anak,
     DaftarAnak,
     DaftarIzin,
+    DaftarJenisPelanggaran,
     DaftarKamar,
+    DaftarKunjungan,
+    DaftarKunjunganKlinik,
+    DaftarPelanggaran,
+    DaftarSetoran,
     HasilAbsensi,
     Izin,
+    KunjunganKlinik,
+    Pelanggaran,
+    ProgresHafalan,
     RekapAbsensi,
+    RekapKesehatan,
+    RekapPelanggaran,
+    Setoran,
 )
 
 log = logging.getLogger(__name__)
@@ -194,3 +205,103 @@ class AsramaClient:
         """`POST /izin/{id}/selesai`, once per `key`."""
         body = {"tanggal_kembali": tanggal_kembali.isoformat()}
         return await self._post(f"/izin/{quote(id_izin, safe='')}/selesai", Izin, body, _write_headers(actor, key))
+
+    # --- pelanggaran, hafalan, kesehatan (issue 10) ---
+
+    async def jenis_pelanggaran(self) -> DaftarJenisPelanggaran:
+        """`GET /pelanggaran/jenis`: the kinds of violation the school lists."""
+        return await self._get("/pelanggaran/jenis", DaftarJenisPelanggaran)
+
+    async def daftar_pelanggaran(
+        self,
+        *,
+        id_anak: str | None = None,
+        kelas: str | None = None,
+        kamar: str | None = None,
+        dari: date | None = None,
+        sampai: date | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> DaftarPelanggaran:
+        """`GET /pelanggaran`, latest first."""
+        params = _params(
+            id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai, limit=limit, offset=offset or None
+        )
+        return await self._get("/pelanggaran", DaftarPelanggaran, params)
+
+    async def rekap_pelanggaran(
+        self, dari: date, sampai: date, *, kelas: str | None = None, kamar: str | None = None
+    ) -> RekapPelanggaran:
+        """`GET /pelanggaran/rekap`: points and counts per student and category, most points first."""
+        params = _params(dari=dari, sampai=sampai, kelas=kelas, kamar=kamar)
+        return await self._get("/pelanggaran/rekap", RekapPelanggaran, params)
+
+    async def catat_pelanggaran(self, body: dict[str, Any], *, actor: str | None, key: str) -> Pelanggaran:
+        """`POST /pelanggaran`, once per `key`."""
+        return await self._post("/pelanggaran", Pelanggaran, body, _write_headers(actor, key))
+
+    async def daftar_hafalan(
+        self,
+        *,
+        id_anak: str | None = None,
+        kelas: str | None = None,
+        kamar: str | None = None,
+        dari: date | None = None,
+        sampai: date | None = None,
+        jenis: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> DaftarSetoran:
+        """`GET /hafalan`: deposits, latest first."""
+        params = _params(
+            id_anak=id_anak,
+            kelas=kelas,
+            kamar=kamar,
+            dari=dari,
+            sampai=sampai,
+            jenis=jenis,
+            limit=limit,
+            offset=offset or None,
+        )
+        return await self._get("/hafalan", DaftarSetoran, params)
+
+    async def progres_hafalan(
+        self, *, id_anak: str | None = None, kelas: str | None = None, kamar: str | None = None
+    ) -> ProgresHafalan:
+        """`GET /hafalan/progres`: every student of the filter, most ayat first."""
+        params = _params(id_anak=id_anak, kelas=kelas, kamar=kamar)
+        return await self._get("/hafalan/progres", ProgresHafalan, params)
+
+    async def catat_setoran(self, body: dict[str, Any], *, actor: str | None, key: str) -> Setoran:
+        """`POST /hafalan`, once per `key`."""
+        return await self._post("/hafalan", Setoran, body, _write_headers(actor, key))
+
+    async def daftar_kunjungan(
+        self,
+        *,
+        klinik: bool,
+        id_anak: str | None = None,
+        kelas: str | None = None,
+        kamar: str | None = None,
+        dari: date | None = None,
+        sampai: date | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> DaftarKunjungan | DaftarKunjunganKlinik:
+        """`GET /kesehatan`; the health details are parsed (kept) only when `klinik` (a clinic principal asks)."""
+        params = _params(
+            id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai, limit=limit, offset=offset or None
+        )
+        model: type[DaftarKunjungan | DaftarKunjunganKlinik] = DaftarKunjunganKlinik if klinik else DaftarKunjungan
+        return await self._get("/kesehatan", model, params)
+
+    async def rekap_kesehatan(
+        self, dari: date, sampai: date, *, kelas: str | None = None, kamar: str | None = None
+    ) -> RekapKesehatan:
+        """`GET /kesehatan/rekap`: visits and students per category, counts only."""
+        params = _params(dari=dari, sampai=sampai, kelas=kelas, kamar=kamar)
+        return await self._get("/kesehatan/rekap", RekapKesehatan, params)
+
+    async def catat_kunjungan(self, body: dict[str, Any], *, actor: str | None, key: str) -> KunjunganKlinik:
+        """`POST /kesehatan`, once per `key`."""
+        return await self._post("/kesehatan", KunjunganKlinik, body, _write_headers(actor, key))

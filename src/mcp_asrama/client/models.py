@@ -144,3 +144,186 @@ class DaftarIzin(_Upstream):
 
     total: int
     data: list[Izin]
+
+
+# --- pelanggaran (discipline) ---------------------------------------------------------------------------------
+
+
+class JenisPelanggaran(_Upstream):
+    """One kind of violation the school lists, with its default points."""
+
+    kode: str
+    nama: str
+    kategori: str
+    poin: int
+
+
+class DaftarJenisPelanggaran(_Upstream):
+    """`GET /pelanggaran/jenis`."""
+
+    data: list[JenisPelanggaran]
+
+
+class Pelanggaran(_Upstream):
+    """One recorded violation. Its `keterangan` (a note that may be personal) and who recorded it are not kept."""
+
+    id: str
+    id_anak: str
+    nama: str | None = None
+    kelas: str | None = None
+    kamar: str | None = None
+    tanggal: date
+    kategori: str
+    jenis: str
+    nama_jenis: str | None = None
+    poin: int
+
+
+class DaftarPelanggaran(_Upstream):
+    """`GET /pelanggaran`."""
+
+    total: int
+    data: list[Pelanggaran]
+
+
+class JumlahKategori(_Upstream):
+    """Violations per category, their number and points."""
+
+    ringan: int = 0
+    sedang: int = 0
+    berat: int = 0
+    jumlah: int = 0
+    poin: int = 0
+
+
+class RekapPelanggaranAnak(JumlahKategori):
+    """One student's violations over a range."""
+
+    id_anak: str
+    nama: str | None = None
+    kelas: str | None = None
+    kamar: str | None = None
+
+
+class RekapPelanggaran(_Upstream):
+    """`GET /pelanggaran/rekap`."""
+
+    dari: date
+    sampai: date
+    jumlah_anak: int
+    total: JumlahKategori
+    per_anak: list[RekapPelanggaranAnak]
+
+
+# --- hafalan (Qur'an memorisation deposits) -------------------------------------------------------------------
+
+
+class Setoran(_Upstream):
+    """One deposit (setoran) of memorisation; the examiner's name is not kept."""
+
+    id: str
+    id_anak: str
+    nama: str | None = None
+    kelas: str | None = None
+    kamar: str | None = None
+    tanggal: date
+    jenis: str
+    surah: int
+    nama_surah: str | None = None
+    ayat_mulai: int
+    ayat_selesai: int
+    juz: list[int] = []
+    nilai: int | None = None
+
+
+class DaftarSetoran(_Upstream):
+    """`GET /hafalan`."""
+
+    total: int
+    data: list[Setoran]
+
+
+class ProgresAnak(_Upstream):
+    """One student's memorisation so far."""
+
+    id_anak: str
+    nama: str | None = None
+    kelas: str | None = None
+    kamar: str | None = None
+    ayat: int = 0
+    juz: float = 0
+    setoran_terakhir: date | None = None
+    ayat_per_pekan: float = 0
+
+
+class RataRata(_Upstream):
+    """Average ayat and juz memorised."""
+
+    ayat: float = 0
+    juz: float = 0
+
+
+class ProgresHafalan(_Upstream):
+    """`GET /hafalan/progres`."""
+
+    jumlah_anak: int
+    rata_rata: RataRata
+    data: list[ProgresAnak]
+
+
+# --- kesehatan (clinic visits): specific personal data ----------------------------------------------------------
+
+
+class Kunjungan(_Upstream):
+    """One clinic visit without its health details: what anyone may learn of it is that it happened (and even
+    this only reaches clinic staff)."""
+
+    id: str
+    id_anak: str
+    nama: str | None = None
+    kelas: str | None = None
+    kamar: str | None = None
+    tanggal: date
+    kategori: str
+
+
+class KunjunganKlinik(Kunjungan):
+    """One clinic visit with its health details: parsed only for a principal with `peran:kesehatan`."""
+
+    keluhan: str | None = None
+    tindakan: str | None = None
+    obat: str | None = None
+    rujukan: str | None = None
+    petugas: str | None = None
+
+
+class DaftarKunjungan(_Upstream):
+    """`GET /kesehatan` without health details."""
+
+    total: int
+    data: list[Kunjungan]
+
+
+class DaftarKunjunganKlinik(_Upstream):
+    """`GET /kesehatan` with health details (clinic principals only)."""
+
+    total: int
+    data: list[KunjunganKlinik]
+
+
+class KategoriKesehatan(_Upstream):
+    """Visits and distinct students of one category."""
+
+    kategori: str
+    kunjungan: int
+    anak: int
+
+
+class RekapKesehatan(_Upstream):
+    """`GET /kesehatan/rekap`: counts only."""
+
+    dari: date
+    sampai: date
+    kunjungan: int
+    anak: int
+    per_kategori: list[KategoriKesehatan]

@@ -14,17 +14,21 @@ from mcp_asrama.client import AsramaClient, make_http_client
 from mcp_asrama.server import discovery, features
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
-from mcp_asrama.server.guard.access import SEMUA, Akses
+from mcp_asrama.server.guard.access import SEMUA, Akses, current_principal
 from mcp_asrama.server.settings import ServerSettings
 
 READS = (
     "Data anak asrama/pesantren: cari anak (cari_anak), detail satu anak (detail_anak), daftar kamar (daftar_kamar), "
-    "absensi satu hari (absensi_harian), rekap absensi (rekap_absensi) dan izin (daftar_izin). "
+    "absensi satu hari (absensi_harian), rekap absensi (rekap_absensi), izin (daftar_izin), pelanggaran "
+    "(pelanggaran_anak, rekap_pelanggaran), hafalan Al-Qur'an (hafalan_anak, progres_hafalan) dan kesehatan "
+    "(rekap_kesehatan: hanya jumlah; kesehatan_anak: rincian hanya untuk petugas klinik). "
     "Jawab hanya dari hasil tool; jangan menebak. Data pribadi (NIK, nomor HP wali, alamat) tidak tersedia."
 )
 WRITE_NOTE = (
-    " Bila wewenang Anda mengizinkan, catat absensi (catat_absensi), ajukan izin (ajukan_izin) dan akhiri izin "
-    "(akhiri_izin): setiap pencatatan ditanyakan dulu kepada pengguna dan hanya ditulis bila ia menyetujui."
+    " Bila wewenang Anda mengizinkan, catat absensi (catat_absensi), ajukan izin (ajukan_izin), akhiri izin "
+    "(akhiri_izin), catat pelanggaran (catat_pelanggaran), setoran hafalan (catat_setoran_hafalan) dan, bagi "
+    "petugas klinik, kunjungan klinik (catat_kunjungan_klinik): setiap pencatatan ditanyakan dulu kepada pengguna "
+    "dan hanya ditulis bila ia menyetujui."
 )
 
 # Definitions change only with a new version: hosts may cache them (public). Reads are live data: never cached.
@@ -85,6 +89,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     )
     server.verifier, server.limiter = verifier, limiter
     server.writable = lambda: writes.allowed(settings.writes)
+    server.clinic = lambda: current_principal(settings.auth_scope_claim, local).akses.klinik
     confirm.install(server.middleware, claims, security.ttl)
     features.register(server)
     return server

@@ -74,3 +74,26 @@ IdIzin = Annotated[
 ]
 JenisIzin = Annotated[Literal["pulang", "sakit", "keperluan"], Field(description="Jenis izin")]
 Alasan = Annotated[Teks, Field(min_length=1, description="Alasan izin (disimpan di layanan, tidak ditampilkan lagi)")]
+
+# --- pelanggaran, hafalan, kesehatan (issue 10) ---
+Bulan = Annotated[str, Field(description="Bulan YYYY-MM, mis. '2026-10'")]
+KodeJenis = Annotated[
+    str,
+    Field(pattern=r"^[a-z0-9_\-]{1,40}$", description="Kode jenis pelanggaran, mis. 'terlambat_sholat', 'membawa_hp'"),
+]
+Poin = Annotated[int | None, Field(ge=0, le=1000, description="Poin; kosong: poin bawaan jenis itu")]
+JenisSetoran = Annotated[
+    Literal["ziyadah", "murajaah"], Field(description="ziyadah = hafalan baru, murajaah = mengulang")
+]
+SurahArg = Annotated[
+    int | str,
+    Field(description="Surah: nomor 1–114 atau nama (mis. 'Al-Baqarah', 'yasin'); ejaan dimaafkan"),
+]
+Ayat = Annotated[int, Field(ge=1, le=286, description="Nomor ayat (mulai 1)")]
+Nilai = Annotated[int | None, Field(ge=0, le=100, description="Nilai setoran 0–100 (opsional)")]
+Nama200 = Annotated[Teks | None, AfterValidator(lambda v: v or None), Field(max_length=200)]
+KategoriKesehatan = Annotated[
+    Literal["demam", "batuk-pilek", "pencernaan", "cedera", "kulit", "lainnya"],
+    Field(description="Kategori keluhan: demam, batuk-pilek, pencernaan, cedera, kulit atau lainnya"),
+]
+TeksKlinik = Annotated[Teks | None, AfterValidator(lambda v: v or None)]

@@ -6,7 +6,7 @@
   JSON-RPC `-32602`; a prompt that fails unexpectedly is a masked `-32603` in both eras (never `str(e)`);
 - every tool's input schema is closed (`additionalProperties: false`) and unknown arguments are refused;
 - the write tools are listed, and callable, only for a caller who may write (`writable`); for anyone else they do
-  not exist (the spec lets the list vary by authorization).
+  not exist (the spec lets the list vary by authorization); `CLINIC_TOOLS` also need `peran:kesehatan` (`clinic`).
 """
 
 import json
@@ -35,7 +35,7 @@ from mcp_asrama.privacy import json_text
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
 from mcp_asrama.server.guard.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.guard.ratelimit import RateLimiter
-from mcp_asrama.server.methods import WRITE_TOOLS
+from mcp_asrama.server.methods import CLINIC_TOOLS, WRITE_TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,7 @@ class AsramaServer(MCPServer[Any]):
     verifier: TokenVerifier | None = None
     limiter: RateLimiter  # set by build_server
     writable: Callable[[], bool] = staticmethod(lambda: False)
+    clinic: Callable[[], bool] = staticmethod(lambda: False)
 
     def add_tool(self, *args: Any, **kwargs: Any) -> None:
         """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use."""
@@ -120,9 +121,10 @@ class AsramaServer(MCPServer[Any]):
                 schema["additionalProperties"] = False
                 closed[tool.name] = tool.model_copy(update={"input_schema": schema})
             self._closed_tools = closed
-        if self.writable():
-            return self._closed_tools
-        return {name: tool for name, tool in self._closed_tools.items() if name not in WRITE_TOOLS}
+        hidden = set() if self.writable() else set(WRITE_TOOLS)
+        if not self.clinic():
+            hidden |= CLINIC_TOOLS
+        return {name: tool for name, tool in self._closed_tools.items() if name not in hidden}
 
     async def list_tools(self) -> list[Tool]:
         """Tools in registration order (a fixed order: hosts cache the list), input schemas closed."""

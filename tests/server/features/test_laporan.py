@@ -27,11 +27,19 @@ async def prompt_error(client: Client, name: str, arguments: dict[str, str]) -> 
 async def test_prompts_are_listed_in_order_with_their_arguments(mcp: Client) -> None:
     prompts = (await mcp.list_prompts()).prompts
     listed = {p.name: [(a.name, a.required) for a in p.arguments or []] for p in prompts}
-    assert list(listed) == ["laporan_kamar", "laporan_harian", "rekap_wali_kelas"]
+    assert list(listed) == [
+        "laporan_kamar",
+        "laporan_harian",
+        "rekap_wali_kelas",
+        "laporan_bulanan_wali",
+        "rapat_wali_kelas",
+    ]
     assert listed == {
         "laporan_kamar": [("nama_kamar", True)],
         "laporan_harian": [("tanggal", True), ("kelas", False)],
         "rekap_wali_kelas": [("kelas", True), ("dari", True), ("sampai", True)],
+        "laporan_bulanan_wali": [("id_anak", True), ("bulan", True)],
+        "rapat_wali_kelas": [("kelas", True), ("bulan", True)],
     }
     assert all(p.description and "\n" not in p.description for p in prompts)
 

@@ -1,4 +1,4 @@
-"""Resources: the room list and two templates, JSON with the tools' allowlists, and errors without internals."""
+"""Resources: the room list and the templates, JSON with the tools' allowlists, and errors without internals."""
 
 import json
 from typing import Any
@@ -47,11 +47,13 @@ async def test_resources_list_has_the_room_list_as_json(mcp: Client) -> None:
     assert resources[0].description
 
 
-async def test_templates_list_both_templates_as_json(mcp: Client) -> None:
+async def test_templates_are_listed_as_json(mcp: Client) -> None:
     templates = (await mcp.list_resource_templates()).resource_templates
     assert [(t.uri_template, t.name, t.mime_type) for t in templates] == [
         ("asrama://anak/{id_anak}", "anak", JSON),
         ("asrama://absensi/{tanggal}", "absensi", JSON),
+        ("asrama://anak/{id_anak}/pelanggaran", "pelanggaran", JSON),
+        ("asrama://anak/{id_anak}/hafalan", "hafalan", JSON),
     ]
     assert all(t.description for t in templates)
 

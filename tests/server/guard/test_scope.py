@@ -204,3 +204,40 @@ def test_scope_matching_ignores_case_and_spacing() -> None:
     assert not akses.melihat(kelas="9C", kamar="Al-Fatih 10")
     assert not akses.melihat(kelas=None, kamar=None)
     assert Akses.parse([]).kosong and not Akses.parse(["all"]).kosong
+
+
+@pytest.mark.parametrize(
+    ("claim", "semua", "kelas", "peran"),
+    [
+        (["all", "peran:kesehatan"], True, set(), {"kesehatan"}),
+        (["kelas:7A", "peran:bk"], False, {"7A"}, {"bk"}),
+        ("peran:bk, kelas:7A", False, {"7A"}, {"bk"}),
+        (["peran:bk", "peran:kesehatan"], False, set(), {"bk", "kesehatan"}),
+        (["peran:dokter", "peran:", "peran:Kesehatan", "PERAN:bk", "peran: bk", "peran:bk:x"], False, set(), set()),
+    ],
+)
+def test_roles_are_parsed_strictly_next_to_the_scope(
+    claim: object, semua: bool, kelas: set[str], peran: set[str]
+) -> None:
+    akses = Akses.parse(claim)
+    assert (akses.semua, set(akses.kelas), set(akses.peran)) == (semua, kelas, peran)
+    assert akses.klinik == ("kesehatan" in peran) and akses.bk == ("bk" in peran)
+
+
+def test_a_role_alone_sees_no_student_but_bk_sees_every_violation() -> None:
+    bk = Akses.parse(["peran:bk"])
+    assert bk.kosong and not bk.melihat(kelas="7A", kamar="Aisyah 2")
+    assert bk.untuk_pelanggaran().semua and bk.untuk_pelanggaran().bk
+    wali = Akses.parse(["kelas:7A"])
+    assert wali.untuk_pelanggaran() == wali
+    assert not Akses.parse(["kelas:7A", "peran:kesehatan"]).untuk_pelanggaran().semua
+
+
+def test_an_unknown_role_is_logged_once_without_its_value(caplog: pytest.LogCaptureFixture) -> None:
+    access._reported.clear()
+    with caplog.at_level(logging.WARNING, logger="mcp_asrama.server.guard.access"):
+        for _ in range(3):
+            assert Akses.parse(["peran:dokter-gigi-rahasia", "kamar:Aisyah 2"]).peran == frozenset()
+    warnings = [r for r in caplog.records if r.name == "mcp_asrama.server.guard.access"]
+    assert len(warnings) == 1 and "unknown role" in warnings[0].__dict__["reason"]
+    assert "dokter" not in caplog.text

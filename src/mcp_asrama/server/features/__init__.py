@@ -3,10 +3,20 @@ fixed order (hosts cache the lists; a stable order keeps prompt caches warm). `l
 that span domains."""
 
 from mcp_asrama.server.core import AsramaServer
-from mcp_asrama.server.features import absensi, anak, catat_absensi, izin, kamar, laporan
+from mcp_asrama.server.features import (
+    absensi,
+    anak,
+    catat_absensi,
+    hafalan,
+    izin,
+    kamar,
+    kesehatan,
+    laporan,
+    pelanggaran,
+)
 
 
 def register(server: AsramaServer) -> None:
     """Add the tools, resources and prompts of every domain."""
-    for domain in (anak, kamar, absensi, catat_absensi, izin, laporan):
+    for domain in (anak, kamar, absensi, pelanggaran, hafalan, kesehatan, catat_absensi, izin, laporan):
         domain.register(server)

@@ -1,5 +1,7 @@
 """Prompts the user picks from the host's menu: report templates that tell the model which tools to use."""
 
+import calendar
+import re
 from datetime import date
 from typing import Annotated, Any
 
@@ -8,8 +10,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import Field
 
-from mcp_asrama.server.arguments import parse_tanggal
+from mcp_asrama.client import NotFound
+from mcp_asrama.server.arguments import is_id, parse_tanggal
 from mcp_asrama.server.core import AsramaServer, state_of
+from mcp_asrama.server.guard.scoped import terbatas
 
 
 def _text(name: str, value: str, limit: int = 100) -> str:
@@ -91,7 +95,72 @@ def rekap_wali_kelas(
     )
 
 
+def _bulan(value: str) -> tuple[date, date]:
+    """The first and last day of a month written `YYYY-MM`."""
+    text = value.strip()
+    if re.fullmatch(r"\d{4}-\d{2}", text) and 1 <= int(text[5:]) <= 12 and int(text[:4]) >= 1:
+        year, month = int(text[:4]), int(text[5:])
+        return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+    raise MCPError(code=INVALID_PARAMS, message="bulan harus berformat YYYY-MM, mis. 2026-10")
+
+
+async def laporan_bulanan_wali(
+    id_anak: Annotated[str, Field(description="Id anak, mis. 'A001'")],
+    bulan: Annotated[str, Field(description="Bulan YYYY-MM, mis. '2026-10'")],
+    ctx: Context,
+) -> str:
+    """Laporan bulanan satu anak untuk pertemuan orang tua: kehadiran, hafalan, pelanggaran, dan sakit (hari)."""
+    ident = id_anak.strip()
+    if not is_id(ident):
+        raise MCPError(code=INVALID_PARAMS, message="id_anak harus 1–64 huruf, angka, '-', '_' atau '.'")
+    awal, akhir = _bulan(bulan)
+    reader = terbatas(ctx)
+    try:
+        await reader.detail_anak(ident)
+    except NotFound:
+        raise MCPError(code=INVALID_PARAMS, message=OUT_OF_SCOPE.format(what="anak") + " (atau id tidak ada)") from None
+    a, z = awal.isoformat(), akhir.isoformat()
+    health = (
+        f'Kesehatan: sebutkan "sakit N hari" dari jumlah sakit pada rekap_absensi. Rincian kunjungan klinik ada di '
+        f'kesehatan_anak(id_anak="{ident}", dari="{a}", sampai="{z}"); sertakan hanya yang perlu diketahui orang '
+        "tua, dengan bahasa yang hati-hati."
+        if reader.akses.klinik
+        else 'Kesehatan: sebutkan hanya "sakit N hari" dari jumlah sakit pada rekap_absensi; jangan mencari atau '
+        "menyebut keluhan, diagnosis, obat atau kunjungan klinik."
+    )
+    return (
+        f'Buatkan laporan bulanan anak dengan id "{ident}" untuk bulan {bulan.strip()} ({a} s.d. {z}) bagi pertemuan '
+        f'wali kelas dengan orang tua. Panggil detail_anak(id_anak="{ident}") untuk nama, kelas dan kamar; '
+        f'rekap_absensi(dari="{a}", sampai="{z}", id_anak="{ident}") untuk kehadiran (hadir, izin, sakit, alpa); '
+        f'hafalan_anak(id_anak="{ident}") untuk hafalan (ayat, juz, laju per pekan, setoran bulan ini); '
+        f'pelanggaran_anak(id_anak="{ident}", dari="{a}", sampai="{z}") untuk pelanggaran dan poin. {health} '
+        "Susun: ringkasan, kehadiran, hafalan, disiplin, lalu saran tindak lanjut yang wajar dan membangun. Jawab "
+        "hanya dari hasil tool; bila data tidak tersedia, katakan demikian."
+    )
+
+
+def rapat_wali_kelas(
+    kelas: Annotated[str, Field(description="Kelas, mis. '7A'")],
+    bulan: Annotated[str, Field(description="Bulan YYYY-MM, mis. '2026-10'")],
+    ctx: Context,
+) -> str:
+    """Bahan rapat wali kelas untuk satu bulan: kehadiran, hafalan, pelanggaran dan jumlah kunjungan klinik."""
+    nama_kelas = _text("kelas", kelas, 20)
+    _allow(ctx, state_of(ctx).principal().akses.boleh_kelas(nama_kelas), "kelas")
+    awal, akhir = _bulan(bulan)
+    a, z, k = awal.isoformat(), akhir.isoformat(), nama_kelas
+    return (
+        f'Siapkan bahan rapat wali kelas "{k}" untuk bulan {bulan.strip()} ({a} s.d. {z}). Panggil '
+        f'cari_anak(kelas="{k}") untuk jumlah anak; rekap_absensi(dari="{a}", sampai="{z}", kelas="{k}") untuk '
+        f'kehadiran; progres_hafalan(kelas="{k}") untuk hafalan (rata-rata dan anak yang tertinggal); '
+        f'rekap_pelanggaran(dari="{a}", sampai="{z}", kelas="{k}") untuk disiplin; rekap_kesehatan(dari="{a}", '
+        f'sampai="{z}", kelas="{k}") untuk jumlah kunjungan klinik per kategori (hanya jumlah; "< 5" tetap ditulis '
+        '"< 5", jangan ditebak). Sajikan ringkasan per bagian, anak yang perlu perhatian (kehadiran, hafalan, '
+        "disiplin; tanpa data kesehatan per anak), dan usulan tindak lanjut. Jawab hanya dari hasil tool."
+    )
+
+
 def register(server: AsramaServer) -> None:
     """Add the prompts in a fixed order."""
-    for fn in (laporan_kamar, laporan_harian, rekap_wali_kelas):
+    for fn in (laporan_kamar, laporan_harian, rekap_wali_kelas, laporan_bulanan_wali, rapat_wali_kelas):
         server.prompt()(fn)

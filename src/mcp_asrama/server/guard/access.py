@@ -3,6 +3,11 @@
 A claim such as `["kamar:Al-Fatih 1", "kelas:7A"]` (or the string `"kamar:Al-Fatih 1,kelas:7A"`) lets its holder
 see the students living in room Al-Fatih 1 or in class 7A, nothing else; `["all"]` sees everything; no claim sees
 nothing.
+
+Roles (`peran:`) add what a job needs on top of that: `peran:kesehatan` (clinic staff) sees the health details of
+clinic visits of the students in scope and may record visits; `peran:bk` (counselling) sees the violations
+(pelanggaran) of every student, whatever the room/class scope. So the clinic is `["all", "peran:kesehatan"]`, a
+counsellor `["peran:bk"]` (plus whatever else they may see). A role alone shows no other data.
 """
 
 import logging
@@ -15,6 +20,9 @@ log = logging.getLogger(__name__)
 
 LOCAL_SUBJECT = "local"
 KINDS = frozenset({"kamar", "kelas"})
+ROLE = "peran"
+KESEHATAN, BK = "kesehatan", "bk"
+ROLES = frozenset({KESEHATAN, BK})
 _reported: set[str] = set()  # reasons already logged
 
 
@@ -44,13 +52,15 @@ class Akses:
     semua: bool = False
     kamar: frozenset[str] = field(default_factory=frozenset)
     kelas: frozenset[str] = field(default_factory=frozenset)
+    peran: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
     def parse(cls, claim: object) -> "Akses":
-        """From a claim value: a JSON list, or a comma-separated string, of `all`, `kamar:X`, `kelas:Y`.
+        """From a claim value: a JSON list, or a comma-separated string, of `all`, `kamar:X`, `kelas:Y`, `peran:Z`.
 
         Never split on spaces (room names have them). An entry that is neither exactly `all` nor `kamar:`/`kelas:`
-        followed by a name grants nothing; each such reason is logged once per process, never the value.
+        followed by a name, nor `peran:` followed exactly by a known role (kesehatan, bk), grants nothing; each
+        such reason is logged once per process, never the value.
         """
         if isinstance(claim, str):
             entries: Iterable[object] = claim.split(",")
@@ -62,6 +72,7 @@ class Akses:
             return cls()
         kamar: set[str] = set()
         kelas: set[str] = set()
+        peran: set[str] = set()
         semua = False
         for entry in entries:
             if not isinstance(entry, str):
@@ -73,18 +84,37 @@ class Akses:
                 semua = True
             elif not colon:
                 _ignored("an entry is neither `all` nor `kind:name`")
+            elif kind == ROLE:
+                if name in ROLES:
+                    peran.add(name)
+                else:
+                    _ignored("an entry names an unknown role (known: peran:kesehatan, peran:bk)")
             elif kind not in KINDS:
-                _ignored("an entry names an unknown kind (known: kamar, kelas)")
+                _ignored("an entry names an unknown kind (known: kamar, kelas, peran)")
             elif not name.strip():
                 _ignored("an entry has no name after its kind")
             else:
                 (kamar if kind == "kamar" else kelas).add(_tidy(name))
-        return cls(semua=semua, kamar=frozenset(kamar), kelas=frozenset(kelas))
+        return cls(semua=semua, kamar=frozenset(kamar), kelas=frozenset(kelas), peran=frozenset(peran))
 
     @property
     def kosong(self) -> bool:
-        """Sees nothing at all."""
+        """Sees no student (a role alone gives no room or class)."""
         return not (self.semua or self.kamar or self.kelas)
+
+    @property
+    def klinik(self) -> bool:
+        """Clinic staff (`peran:kesehatan`): may see and record health details of the students in scope."""
+        return KESEHATAN in self.peran
+
+    @property
+    def bk(self) -> bool:
+        """Counselling (`peran:bk`): sees the violations of every student."""
+        return BK in self.peran
+
+    def untuk_pelanggaran(self) -> "Akses":
+        """What this principal may see of violations: everyone with `peran:bk`, else the room/class scope."""
+        return Akses(semua=True, peran=self.peran) if self.bk else self
 
     def melihat(self, *, kelas: str | None, kamar: str | None) -> bool:
         """Whether a student of `kelas` living in `kamar` is visible."""

@@ -20,6 +20,8 @@ data went out (never the data itself). A successful answer discloses
 - the students its handler declared with `disclose`: each student of an aggregate over fewer than `SMALL_GROUP`
   (5) visible students (`disclose_aggregate`), since counts over one or two children are their data, and each
   student a write's confirmation question names (the question goes out whatever the answer).
+An answer that carried health details of clinic visits (declared with `disclose_health`) also gets
+`"kesehatan": true`, so that the school can list every health disclosure.
 A failed request (an error, a tool error, a cancellation) discloses no one. The file holds search terms (possibly
 a child's name): keep it like the data (created 0600).
 
@@ -91,6 +93,7 @@ _STUDENT_URI = re.compile(r"\Aasrama://anak/([^/?#]+)")
 # The ids the handler in progress declared, and what its write did; the Auditor sets fresh ones around each request.
 _declared: ContextVar[set[str] | None] = ContextVar("asrama_audit_declared", default=None)
 _written: ContextVar[dict[str, Any] | None] = ContextVar("asrama_audit_written", default=None)
+_health: ContextVar[list[bool] | None] = ContextVar("asrama_audit_health", default=None)
 
 
 def audited(method: str) -> bool:
@@ -107,6 +110,15 @@ def disclose(ids: Iterable[str]) -> None:
     declared = _declared.get()
     if declared is not None:
         declared.update(i[:_MAX_ID] for i in ids)
+
+
+def disclose_health(ids: Iterable[str]) -> None:
+    """Like `disclose`, for health details (clinic visits: specific personal data under UU PDP): the line gets
+    `"kesehatan": true`. Outside an audited request this does nothing."""
+    disclose(ids)
+    flag = _health.get()
+    if flag is not None:
+        flag.append(True)
 
 
 def disclose_aggregate(count: int, ids: Iterable[str]) -> None:
@@ -160,8 +172,9 @@ def _bounded(value: Any) -> Any:
     return _clean(json.dumps(value, ensure_ascii=False, default=str))
 
 
-# What a person wrote into a record (a note, a reason for leave) may be personal: never in the log.
-WRITTEN_TEXT = frozenset({"keterangan", "alasan"})
+# What a person wrote into a record (a note, a reason for leave, a complaint and its treatment, who examined or
+# treated) may be personal, or health data: never in the log.
+WRITTEN_TEXT = frozenset({"keterangan", "alasan", "keluhan", "tindakan", "obat", "rujukan", "petugas", "penguji"})
 
 
 def _without_written_text(value: Any) -> Any:
@@ -300,7 +313,8 @@ class Auditor:
 
         declared: set[str] = set()
         written: dict[str, Any] = {}
-        reset, reset_written = _declared.set(declared), _written.set(written)
+        health: list[bool] = []
+        reset, reset_written, reset_health = _declared.set(declared), _written.set(written), _health.set(health)
         try:
             result = await call_next(ctx)
         except anyio.get_cancelled_exc_class():
@@ -316,6 +330,7 @@ class Auditor:
         finally:
             _declared.reset(reset)
             _written.reset(reset_written)
+            _health.reset(reset_health)
         wire: Any = result.model_dump(mode="json", by_alias=True) if isinstance(result, BaseModel) else result
         wire = wire if isinstance(wire, Mapping) else {}
         outcome = "tool_error" if ctx.method == "tools/call" and wire.get("isError") is True else "ok"
@@ -324,7 +339,8 @@ class Auditor:
             params = ctx.params if isinstance(ctx.params, Mapping) else {}
             disclosed = sorted({*disclosed_ids(ctx.method, wire), *_named(ctx.method, params), *declared})
         write = _write_fields(fields["target"], outcome, written)
-        if await self._record(done(outcome, disclosed=disclosed, **write)):
+        marked = {"kesehatan": True} if health and disclosed else {}
+        if await self._record(done(outcome, disclosed=disclosed, **write, **marked)):
             return result
         if ctx.method in DISCLOSING or disclosed:
             return _withheld(ctx.method, wire)

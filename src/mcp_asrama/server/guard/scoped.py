@@ -7,9 +7,11 @@ caller's own filters); the answers are merged, de-duplicated and filtered again 
 student outside the scope never counts, is never named and never listed — even if the upstream ignored a filter.
 """
 
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,10 +22,19 @@ from mcp_asrama.client.models import (
     Anak,
     CatatanAbsensi,
     Izin,
+    JumlahKategori,
     JumlahStatus,
     Kamar,
+    KategoriKesehatan,
+    Pelanggaran,
+    ProgresAnak,
+    ProgresHafalan,
+    RataRata,
     RekapAbsensi,
     RekapAnak,
+    RekapKesehatan,
+    RekapPelanggaran,
+    Setoran,
 )
 from mcp_asrama.server.core import state_of
 from mcp_asrama.server.guard.access import Akses, fold
@@ -35,6 +46,18 @@ IZIN_PAGE = 500  # the service's largest page of izin
 STATUSES = ("hadir", "izin", "sakit", "alpa")
 
 Unit = tuple[str | None, str | None]  # (kelas, kamar) filters of one upstream request
+RECORD_PAGE = 500  # the service's largest page of pelanggaran, hafalan and kesehatan records
+KATEGORI_KESEHATAN = ("demam", "batuk-pilek", "pencernaan", "cedera", "kulit", "lainnya")
+
+
+class _Page(Protocol):
+    @property
+    def total(self) -> int: ...
+    @property
+    def data(self) -> Any: ...
+
+
+Fetch = Callable[[str | None, str | None, int], Awaitable[_Page]]  # (kelas, kamar, offset) -> one page
 
 
 @dataclass(frozen=True)
@@ -236,6 +259,136 @@ class Terbatas:
         rows = sorted(merged.values(), key=lambda r: r.tidak_hadir, reverse=True)
         total = JumlahStatus(**{s: sum(getattr(r, s) for r in rows) for s in STATUSES})
         return RekapAbsensi(dari=dari, sampai=sampai, total=total, jumlah_anak=len(rows), per_anak=rows)
+
+    # --- pelanggaran, hafalan, kesehatan (issue 10) ---
+
+    def pelanggaran_view(self) -> "Terbatas":
+        """The same service as this principal may see violations: every student with `peran:bk`."""
+        return Terbatas(self.client, self.akses.untuk_pelanggaran())
+
+    async def _records(
+        self, fetch: Fetch, kelas: str | None, kamar: str | None, *, one_student: bool = False
+    ) -> tuple[list[Any], bool]:
+        """Every visible record of the filters, each once, page by page; and whether that is all of them (each
+        upstream filter gives at most `MAX_SCOPED_ROWS`). `one_student`: the fetch names one student, so one
+        upstream filter, whatever the scope (its rows are still checked)."""
+        merged: dict[str, Any] = {}
+        complete = True
+        units = [(kelas, kamar)] if one_student else self.units(kelas, kamar)
+        for unit_kelas, unit_kamar in units:
+            offset = 0
+            while True:
+                page = await fetch(unit_kelas, unit_kamar, offset)
+                merged.update((r.id, r) for r in page.data if self.visible(kelas=r.kelas, kamar=r.kamar))
+                offset += len(page.data)
+                if offset >= page.total or not page.data:
+                    break
+                if offset >= MAX_SCOPED_ROWS:
+                    complete = False
+                    break
+        ordered = sorted(merged.values(), key=lambda r: (r.tanggal, r.id), reverse=True)
+        return ordered, complete
+
+    async def pelanggaran(
+        self, *, id_anak: str | None, kelas: str | None, kamar: str | None, dari: date | None, sampai: date | None
+    ) -> tuple[list[Pelanggaran], bool]:
+        """Visible violations (call on `pelanggaran_view()`), latest first, and whether that is all of them."""
+
+        def fetch(k: str | None, m: str | None, offset: int) -> Awaitable[_Page]:
+            return self.client.daftar_pelanggaran(
+                id_anak=id_anak, kelas=k, kamar=m, dari=dari, sampai=sampai, limit=RECORD_PAGE, offset=offset
+            )
+
+        return await self._records(fetch, kelas, kamar, one_student=id_anak is not None)
+
+    async def rekap_pelanggaran(
+        self, dari: date, sampai: date, *, kelas: str | None, kamar: str | None
+    ) -> RekapPelanggaran:
+        """Violations over a range for the visible students (call on `pelanggaran_view()`), most points first."""
+        if self.akses.semua:
+            return await self.client.rekap_pelanggaran(dari, sampai, kelas=kelas, kamar=kamar)
+        merged: dict[str, Any] = {}
+        for unit_kelas, unit_kamar in self.units(kelas, kamar):
+            rekap = await self.client.rekap_pelanggaran(dari, sampai, kelas=unit_kelas, kamar=unit_kamar)
+            merged.update((r.id_anak, r) for r in rekap.per_anak if self.visible(kelas=r.kelas, kamar=r.kamar))
+        rows = sorted(merged.values(), key=lambda r: (-r.poin, -r.jumlah, r.id_anak))
+        fields = ("ringan", "sedang", "berat", "jumlah", "poin")
+        total = JumlahKategori(**{f: sum(getattr(r, f) for r in rows) for f in fields})
+        return RekapPelanggaran(dari=dari, sampai=sampai, jumlah_anak=len(rows), total=total, per_anak=rows)
+
+    async def setoran(self, id_anak: str) -> tuple[list[Setoran], bool]:
+        """One student's visible deposits, latest first, and whether that is all of them."""
+
+        def fetch(k: str | None, m: str | None, offset: int) -> Awaitable[_Page]:
+            return self.client.daftar_hafalan(id_anak=id_anak, limit=RECORD_PAGE, offset=offset)
+
+        return await self._records(fetch, None, None, one_student=True)
+
+    async def progres_hafalan(
+        self, *, kelas: str | None, kamar: str | None, id_anak: str | None = None
+    ) -> ProgresHafalan:
+        """Memorisation progress of every visible student of the filters, most ayat first."""
+        if self.akses.semua:
+            return await self.client.progres_hafalan(id_anak=id_anak, kelas=kelas, kamar=kamar)
+        merged: dict[str, ProgresAnak] = {}
+        for unit_kelas, unit_kamar in self.units(kelas, kamar):
+            found = await self.client.progres_hafalan(id_anak=id_anak, kelas=unit_kelas, kamar=unit_kamar)
+            merged.update((r.id_anak, r) for r in found.data if self.visible(kelas=r.kelas, kamar=r.kamar))
+        rows = sorted(merged.values(), key=lambda r: (-r.ayat, r.id_anak))
+        n = len(rows)
+        rata = RataRata(
+            ayat=round(sum(r.ayat for r in rows) / n, 1) if n else 0,
+            juz=round(sum(r.juz for r in rows) / n, 2) if n else 0,
+        )
+        return ProgresHafalan(jumlah_anak=n, rata_rata=rata, data=rows)
+
+    async def kunjungan(
+        self,
+        *,
+        klinik: bool,
+        id_anak: str | None,
+        kelas: str | None,
+        kamar: str | None,
+        dari: date | None,
+        sampai: date | None,
+    ) -> tuple[list[Any], bool]:
+        """Visible clinic visits, latest first: with health details (`KunjunganKlinik`) only when `klinik` and the
+        principal has `peran:kesehatan`, else `Kunjungan` (no detail is even parsed)."""
+        klinik = klinik and self.akses.klinik
+
+        def fetch(k: str | None, m: str | None, offset: int) -> Awaitable[_Page]:
+            return self.client.daftar_kunjungan(
+                klinik=klinik,
+                id_anak=id_anak,
+                kelas=k,
+                kamar=m,
+                dari=dari,
+                sampai=sampai,
+                limit=RECORD_PAGE,
+                offset=offset,
+            )
+
+        return await self._records(fetch, kelas, kamar, one_student=id_anak is not None)
+
+    async def rekap_kesehatan(
+        self, dari: date, sampai: date, *, kelas: str | None, kamar: str | None
+    ) -> RekapKesehatan:
+        """Visits and distinct students per category over a range, for the visible students (counts only)."""
+        if self.akses.semua:
+            return await self.client.rekap_kesehatan(dari, sampai, kelas=kelas, kamar=kamar)
+        visits, complete = await self.kunjungan(
+            klinik=False, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
+        )
+        if not complete:
+            raise ToolError("Terlalu banyak kunjungan klinik untuk direkap; persempit rentang, kelas atau kamar.")
+        per_visit = Counter(v.kategori for v in visits)
+        students: dict[str, set[str]] = {}
+        for v in visits:
+            students.setdefault(v.kategori, set()).add(v.id_anak)
+        kinds = [*KATEGORI_KESEHATAN, *sorted(set(per_visit) - set(KATEGORI_KESEHATAN))]
+        rows = [KategoriKesehatan(kategori=k, kunjungan=per_visit[k], anak=len(students.get(k, ()))) for k in kinds]
+        anak = len({v.id_anak for v in visits})
+        return RekapKesehatan(dari=dari, sampai=sampai, kunjungan=len(visits), anak=anak, per_kategori=rows)
 
 
 def terbatas(ctx: Context[Any, Any]) -> Terbatas:

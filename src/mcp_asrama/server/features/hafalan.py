@@ -1,0 +1,288 @@
+"""Qur'an memorisation (hafalan): one student's progress and deposits (a tool and a resource), progress per class or
+room, and recording a deposit (setoran) with the person's confirmation.
+
+A deposit names its surah by number or by name (`quran.find_surah`, forgiving about spelling) and its ayat are
+checked against the surah's real length before anyone is asked. The examiner's name (`penguji`) goes to the
+service and is never shown again.
+"""
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.resolve import Elicit
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from mcp_asrama import quran
+from mcp_asrama.client import AsramaError, NotFound
+from mcp_asrama.client.models import Anak, ProgresAnak, RataRata, Setoran
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.server.arguments import (
+    Ayat,
+    IdAnak,
+    JenisSetoran,
+    Kamar,
+    Kelas,
+    Nama200,
+    Nilai,
+    SurahArg,
+    Tanggal,
+    is_id,
+)
+from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.features.anak import satu_anak
+from mcp_asrama.server.features.common import CREATES, JSON, NO_ACCESS, READ_ONLY, Result, add_tools, not_future
+from mcp_asrama.server.guard import audit, writes
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+
+LATEST = 10
+UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data hafalan (butuh layanan mcp-asrama)."
+
+
+class DataSetoran(BaseModel):
+    """One deposit."""
+
+    id_setoran: str
+    tanggal: date
+    jenis: str = Field(description="ziyadah (baru) atau murajaah (mengulang)")
+    surah: int
+    nama_surah: str | None = None
+    ayat_mulai: int
+    ayat_selesai: int
+    juz: list[int] = Field(default_factory=list)
+    nilai: int | None = None
+
+
+class HasilHafalanAnak(Result):
+    """One student's memorisation: progress first, then the latest deposits."""
+
+    id_anak: str
+    nama: str
+    kelas: str | None = None
+    kamar: str | None = None
+    ayat: int = Field(description="Ayat berbeda yang sudah disetor sebagai ziyadah")
+    juz: float = Field(description="Setara juz yang sudah dihafal (2 desimal)")
+    ayat_per_pekan: float = Field(description="Ayat ziyadah per pekan, rata-rata 28 hari terakhir")
+    setoran_terakhir: date | None = None
+    jumlah_setoran: int
+    setoran: list[DataSetoran] = Field(description="Maksimal 10 setoran terbaru")
+
+
+class HasilProgresHafalan(Result):
+    """Progress of every visible student of the filters: averages first, then each student, most ayat first."""
+
+    jumlah_anak: int
+    rata_rata: RataRata
+    data: list[ProgresAnak]
+    catatan: str | None = None
+
+
+def _row(s: Setoran) -> DataSetoran:
+    return DataSetoran(
+        id_setoran=s.id,
+        tanggal=s.tanggal,
+        jenis=s.jenis,
+        surah=s.surah,
+        nama_surah=s.nama_surah,
+        ayat_mulai=s.ayat_mulai,
+        ayat_selesai=s.ayat_selesai,
+        juz=s.juz,
+        nilai=s.nilai,
+    )
+
+
+async def ringkas_hafalan(reader: Terbatas, id_anak: str) -> HasilHafalanAnak:
+    """One visible student's progress and latest deposits."""
+    anak = await satu_anak(reader, id_anak)
+    try:
+        progres = await reader.client.progres_hafalan(id_anak=anak.id)
+        deposits, _ = await reader.setoran(anak.id)
+    except NotFound:
+        raise ToolError(UNSUPPORTED) from None
+    mine = next((p for p in progres.data if p.id_anak == anak.id), ProgresAnak(id_anak=anak.id))
+    rows = [s for s in deposits if s.id_anak == anak.id]
+    return HasilHafalanAnak(
+        id_anak=anak.id,
+        nama=anak.nama,
+        kelas=anak.kelas,
+        kamar=anak.kamar,
+        ayat=mine.ayat,
+        juz=mine.juz,
+        ayat_per_pekan=mine.ayat_per_pekan,
+        setoran_terakhir=mine.setoran_terakhir,
+        jumlah_setoran=len(rows),
+        setoran=[_row(s) for s in rows[:LATEST]],
+    )
+
+
+async def hafalan_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult, HasilHafalanAnak]:
+    """Hafalan Al-Qur'an satu anak: ayat dan juz yang sudah dihafal (ziyadah), laju ayat per pekan (28 hari
+    terakhir), setoran terakhir, lalu 10 setoran terbaru (surah, ayat, juz, nilai). Belum tahu id-nya? Cari dulu
+    dengan cari_anak."""
+    return tool_result(await ringkas_hafalan(terbatas(ctx), id_anak))
+
+
+async def progres_hafalan(
+    ctx: Context, kelas: Kelas = None, kamar: Kamar = None
+) -> Annotated[CallToolResult, HasilProgresHafalan]:
+    """Progres hafalan Al-Qur'an per kelas atau kamar: jumlah anak dan rata-rata ayat/juz, lalu setiap anak (ayat,
+    juz, ayat per pekan, setoran terakhir), yang hafalannya terbanyak dulu; anak tanpa setoran ikut (ayat 0).
+    Filter opsional: kelas (mis. '7A'), kamar."""
+    reader = terbatas(ctx)
+    try:
+        progres = await reader.progres_hafalan(kelas=kelas, kamar=kamar)
+    except NotFound:
+        raise ToolError(UNSUPPORTED) from None
+    rows = sorted(progres.data, key=lambda r: -r.ayat)
+    audit.disclose_aggregate(progres.jumlah_anak, (r.id_anak for r in rows))
+    shown = fitting_count(rows, RESULT_BUDGET)
+    notes = [NO_ACCESS] if reader.akses.kosong else []
+    if shown < len(rows):
+        notes.append(f"Daftar dipotong: {shown} dari {len(rows)} anak; persempit dengan kelas atau kamar.")
+    return tool_result(
+        HasilProgresHafalan(
+            jumlah_anak=progres.jumlah_anak,
+            rata_rata=progres.rata_rata,
+            data=rows[:shown],
+            catatan=" ".join(notes) or None,
+        )
+    )
+
+
+@dataclass(frozen=True)
+class RencanaSetoran:
+    """A deposit as it will be recorded."""
+
+    anak: Anak
+    tanggal: date
+    jenis: str
+    surah: quran.Surah
+    ayat_mulai: int
+    ayat_selesai: int
+    nilai: int | None
+    penguji: str | None
+
+    @property
+    def juz(self) -> list[int]:
+        return quran.juz_span(self.surah.nomor, self.ayat_mulai, self.ayat_selesai)
+
+
+async def rencana_setoran(
+    ctx: Context,
+    id_anak: str,
+    tanggal: date,
+    jenis: str,
+    surah: int | str,
+    ayat_mulai: int,
+    ayat_selesai: int,
+    nilai: int | None = None,
+    penguji: str | None = None,
+) -> RencanaSetoran:
+    """The deposit, checked against the surah's real length and the student (visible to the caller)."""
+    not_future(tanggal)
+    found = quran.find_surah(str(surah))
+    if found is None:
+        raise ToolError("Surah tidak dikenal: tulis nomornya (1–114) atau namanya, mis. 'Al-Baqarah' atau 'Yasin'.")
+    try:
+        quran.validate_range(found.nomor, ayat_mulai, ayat_selesai)
+    except ValueError as exc:
+        raise ToolError(f"Argumen tidak valid: {exc}.") from None
+    reader = terbatas(ctx)
+    if reader.akses.kosong:
+        raise ToolError(NO_ACCESS)
+    anak = await satu_anak(reader, id_anak)
+    return RencanaSetoran(anak, tanggal, jenis, found, ayat_mulai, ayat_selesai, nilai, penguji)
+
+
+def pertanyaan_setoran(plan: RencanaSetoran) -> str:
+    """The question: who, when, which ayat."""
+    juz = ", ".join(str(j) for j in plan.juz)
+    nilai = f", nilai {plan.nilai}" if plan.nilai is not None else ""
+    lines = [
+        f"Catat setoran {plan.jenis} {plan.anak.nama} ({plan.anak.id}) pada {plan.tanggal.isoformat()}: "
+        f"{plan.surah.nama} ({plan.surah.nomor}) ayat {plan.ayat_mulai}–{plan.ayat_selesai} "
+        f"({plan.ayat_selesai - plan.ayat_mulai + 1} ayat, juz {juz}){nilai}.",
+    ]
+    if plan.penguji:
+        lines.append(f"Penguji: {plan.penguji}")
+    lines.append("Setujui untuk mencatat?")
+    return "\n".join(lines)
+
+
+async def konfirmasi_setoran(
+    ctx: Context, plan: Annotated[RencanaSetoran, Resolve(rencana_setoran)]
+) -> Elicit[writes.Setuju]:
+    """The person's answer to the deposit."""
+    return writes.ask(ctx, pertanyaan_setoran(plan), [plan.anak.id])
+
+
+class HasilCatatSetoran(Result):
+    """What happened to a deposit: written (with the record), declined or cancelled."""
+
+    hasil: writes.Hasil
+    pesan: str
+    id_anak: str | None = None
+    setoran: DataSetoran | None = None
+
+
+async def catat_setoran_hafalan(
+    ctx: Context,
+    id_anak: IdAnak,
+    tanggal: Tanggal,
+    jenis: JenisSetoran,
+    surah: SurahArg,
+    ayat_mulai: Ayat,
+    ayat_selesai: Ayat,
+    plan: Annotated[RencanaSetoran, Resolve(rencana_setoran)],
+    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_setoran)],
+    nilai: Nilai = None,
+    penguji: Annotated[Nama200, Field(description="Nama penguji (opsional; disimpan, tidak ditampilkan lagi)")] = None,
+) -> Annotated[CallToolResult, HasilCatatSetoran]:
+    """Catat satu setoran hafalan anak pada tanggal (YYYY-MM-DD, paling lambat hari ini): jenis ziyadah (hafalan
+    baru) atau murajaah (mengulang), surah (nomor 1–114 atau nama, mis. 'Al-Mulk'), ayat_mulai sampai
+    ayat_selesai (dicek terhadap jumlah ayat surah itu), nilai 0–100 dan penguji opsional. Sebelum menulis,
+    pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
+    answer = writes.answer_of(jawaban)
+    if answer != "accepted":
+        hasil, pesan = writes.not_written(answer)
+        return tool_result(HasilCatatSetoran(hasil=hasil, pesan=pesan))
+    body: dict[str, object] = {
+        "id_anak": plan.anak.id,
+        "tanggal": plan.tanggal.isoformat(),
+        "jenis": plan.jenis,
+        "surah": plan.surah.nomor,
+        "ayat_mulai": plan.ayat_mulai,
+        "ayat_selesai": plan.ayat_selesai,
+    }
+    body.update({k: v for k, v in (("nilai", plan.nilai), ("penguji", plan.penguji)) if v is not None})
+    try:
+        made = await terbatas(ctx).client.catat_setoran(body, actor=writes.actor(ctx), key=writes.idempotency_key())
+    except AsramaError as exc:
+        raise writes.write_failed(
+            exc, conflict="Konfirmasi ini sudah dipakai; panggil catat_setoran_hafalan lagi.", not_found=UNSUPPORTED
+        ) from None
+    audit.note_write("accepted", [{"id": made.id_anak, "old": None, "new": f"setoran:{made.jenis}"}])
+    pesan = f"Setoran tercatat: {made.nama_surah or plan.surah.nama} ayat {made.ayat_mulai}–{made.ayat_selesai}."
+    return tool_result(HasilCatatSetoran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, setoran=_row(made)))
+
+
+async def hafalan_resource(id_anak: str, ctx: Context) -> str:
+    """Hafalan satu anak (ayat, juz, laju per pekan, setoran terbaru), mis. asrama://anak/A001/hafalan."""
+    if not is_id(id_anak):
+        raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
+    try:
+        return json_text(await ringkas_hafalan(terbatas(ctx), id_anak))
+    except ToolError as exc:
+        raise ResourceNotFoundError(str(exc)) from None
+
+
+def register(server: AsramaServer) -> None:
+    """Add the hafalan tools (reads, then the write) and one student's hafalan as a resource."""
+    add_tools(server, {hafalan_anak: "Hafalan anak", progres_hafalan: "Progres hafalan"}, READ_ONLY)
+    add_tools(server, {catat_setoran_hafalan: "Catat setoran hafalan"}, CREATES)
+    server.resource("asrama://anak/{id_anak}/hafalan", name="hafalan", title="Hafalan anak", mime_type=JSON)(
+        hafalan_resource
+    )

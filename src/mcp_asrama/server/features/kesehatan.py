@@ -1,0 +1,293 @@
+"""Health (kesehatan): clinic visits — specific personal data (UU PDP No. 27/2022) that stays with the clinic.
+
+- `kesehatan_anak` (one student's visits with complaint, treatment, medicine, referral) and
+  `catat_kunjungan_klinik` exist only for clinic staff (`peran:kesehatan`); anyone else asking for a student's
+  visits gets a tool error saying who can see them, before the service is even asked. Their audit lines carry
+  `"kesehatan": true`.
+- `rekap_kesehatan` gives anyone counts per category over the students they may see, and every count over fewer
+  than `SMALL_GROUP` (5) students as the string "< 5": never a number that singles a child out.
+The health details are parsed from the service only for a clinic principal (`KunjunganKlinik`); for anyone else
+the models hold none of them.
+"""
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from mcp_asrama.client import AsramaError, NotFound
+from mcp_asrama.client.models import Anak, KunjunganKlinik
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
+from mcp_asrama.server.arguments import IdAnak, Kamar, KategoriKesehatan, Kelas, Nama200, Tanggal, Teks, TeksKlinik
+from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.features.anak import satu_anak
+from mcp_asrama.server.features.common import CREATES, NO_ACCESS, READ_ONLY, Result, add_tools, check_range, not_future
+from mcp_asrama.server.guard import audit, writes
+from mcp_asrama.server.guard.audit import SMALL_GROUP
+from mcp_asrama.server.guard.scoped import terbatas
+
+FEW: Literal["< 5"] = "< 5"
+CLINIC_ONLY = (
+    "Rincian kesehatan anak hanya dapat dilihat dan dicatat petugas klinik (wewenang peran:kesehatan). Untuk "
+    "jumlah kunjungan per kategori gunakan rekap_kesehatan; untuk hari sakit gunakan rekap_absensi dengan id_anak."
+)
+UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data kesehatan (butuh layanan mcp-asrama)."
+Hitungan = int | Literal["< 5"]
+
+
+def masked(count: int, students: int) -> Hitungan:
+    """A count over `students` students: itself from `SMALL_GROUP` students on (or when nobody), else "< 5"."""
+    return count if students == 0 or students >= SMALL_GROUP else FEW
+
+
+class DataKunjungan(BaseModel):
+    """One clinic visit with its health details (clinic staff only)."""
+
+    id_kunjungan: str
+    tanggal: date
+    kategori: str
+    keluhan: str | None = None
+    tindakan: str | None = None
+    obat: str | None = None
+    rujukan: str | None = None
+    petugas: str | None = None
+
+
+class HasilKesehatanAnak(Result):
+    """One student's clinic visits: counts per category first, then each visit, latest first."""
+
+    id_anak: str
+    nama: str
+    kelas: str | None = None
+    kamar: str | None = None
+    dari: date | None = None
+    sampai: date | None = None
+    jumlah_kunjungan: int
+    per_kategori: dict[str, int] = Field(description="Kunjungan per kategori")
+    kunjungan: list[DataKunjungan]
+    catatan: str | None = None
+
+
+class KategoriRekap(BaseModel):
+    """Visits and students of one category; under 5 students both are "< 5"."""
+
+    kategori: str
+    kunjungan: Hitungan
+    anak: Hitungan
+
+
+class HasilRekapKesehatan(Result):
+    """Clinic visits over a range, counts only: totals, then per category."""
+
+    dari: date
+    sampai: date
+    kunjungan: Hitungan = Field(description='Jumlah kunjungan; "< 5" bila anaknya kurang dari 5')
+    anak: Hitungan = Field(description='Jumlah anak berbeda yang berkunjung; "< 5" bila kurang dari 5')
+    per_kategori: list[KategoriRekap]
+    catatan: str | None = None
+
+
+def _row(v: KunjunganKlinik) -> DataKunjungan:
+    return DataKunjungan(
+        id_kunjungan=v.id,
+        tanggal=v.tanggal,
+        kategori=v.kategori,
+        keluhan=v.keluhan,
+        tindakan=v.tindakan,
+        obat=v.obat,
+        rujukan=v.rujukan,
+        petugas=v.petugas,
+    )
+
+
+async def kesehatan_anak(
+    ctx: Context, id_anak: IdAnak, dari: Tanggal | None = None, sampai: Tanggal | None = None
+) -> Annotated[CallToolResult, HasilKesehatanAnak]:
+    """Riwayat kunjungan klinik satu anak (KHUSUS petugas klinik, wewenang peran:kesehatan): jumlah per kategori,
+    lalu setiap kunjungan terbaru dulu dengan keluhan, tindakan, obat, rujukan dan petugas. Rentang opsional
+    dari/sampai (YYYY-MM-DD). Selain petugas klinik: gunakan rekap_kesehatan (hanya jumlah)."""
+    reader = terbatas(ctx)
+    if not reader.akses.klinik:
+        raise ToolError(CLINIC_ONLY)
+    check_range(dari, sampai)
+    anak = await satu_anak(reader, id_anak)
+    try:
+        found, complete = await reader.kunjungan(
+            klinik=True, id_anak=anak.id, kelas=None, kamar=None, dari=dari, sampai=sampai
+        )
+    except NotFound:
+        raise ToolError(UNSUPPORTED) from None
+    visits = [_row(v) for v in found if v.id_anak == anak.id and isinstance(v, KunjunganKlinik)]
+    audit.disclose_health([anak.id])
+    per: dict[str, int] = {}
+    for v in visits:
+        per[v.kategori] = per.get(v.kategori, 0) + 1
+    shown = fitting_count(visits, RESULT_BUDGET)
+    notes = [] if visits else ["Tidak ada kunjungan klinik tercatat untuk anak ini dalam rentang itu."]
+    if shown < len(visits) or not complete:
+        notes.append(f"Daftar dipotong: {shown} dari {len(visits)} kunjungan terbaru; persempit dengan dari/sampai.")
+    return tool_result(
+        HasilKesehatanAnak(
+            id_anak=anak.id,
+            nama=anak.nama,
+            kelas=anak.kelas,
+            kamar=anak.kamar,
+            dari=dari,
+            sampai=sampai,
+            jumlah_kunjungan=len(visits),
+            per_kategori=per,
+            kunjungan=visits[:shown],
+            catatan=" ".join(notes) or None,
+        )
+    )
+
+
+async def rekap_kesehatan(
+    ctx: Context, dari: Tanggal, sampai: Tanggal, kelas: Kelas = None, kamar: Kamar = None
+) -> Annotated[CallToolResult, HasilRekapKesehatan]:
+    """Rekap kunjungan klinik dari `dari` sampai `sampai` (YYYY-MM-DD, paling panjang 366 hari), hanya jumlah:
+    kunjungan dan anak berbeda, total lalu per kategori (demam, batuk-pilek, pencernaan, cedera, kulit, lainnya).
+    Jumlah yang menyangkut kurang dari 5 anak ditampilkan "< 5" agar tidak ada anak yang dapat dikenali; jangan
+    menebak angkanya. Filter opsional: kelas, kamar."""
+    check_range(dari, sampai)
+    reader = terbatas(ctx)
+    try:
+        rekap = await reader.rekap_kesehatan(dari, sampai, kelas=kelas, kamar=kamar)
+    except NotFound:
+        raise ToolError(UNSUPPORTED) from None
+    rows = [
+        KategoriRekap(kategori=k.kategori, kunjungan=masked(k.kunjungan, k.anak), anak=masked(k.anak, k.anak))
+        for k in rekap.per_kategori
+    ]
+    return tool_result(
+        HasilRekapKesehatan(
+            dari=rekap.dari,
+            sampai=rekap.sampai,
+            kunjungan=masked(rekap.kunjungan, rekap.anak),
+            anak=masked(rekap.anak, rekap.anak),
+            per_kategori=rows,
+            catatan=NO_ACCESS if reader.akses.kosong else None,
+        )
+    )
+
+
+@dataclass(frozen=True)
+class RencanaKunjungan:
+    """A clinic visit as it will be recorded."""
+
+    anak: Anak
+    tanggal: date
+    kategori: str
+    keluhan: str
+    tindakan: str | None
+    obat: str | None
+    rujukan: str | None
+    petugas: str | None
+
+
+async def rencana_kunjungan(
+    ctx: Context,
+    id_anak: str,
+    tanggal: date,
+    keluhan: str,
+    kategori: str,
+    tindakan: str | None = None,
+    obat: str | None = None,
+    rujukan: str | None = None,
+    petugas: str | None = None,
+) -> RencanaKunjungan:
+    """The visit, by clinic staff only, of a student visible to them."""
+    reader = terbatas(ctx)
+    if not reader.akses.klinik:
+        raise ToolError(CLINIC_ONLY)
+    not_future(tanggal)
+    anak = await satu_anak(reader, id_anak)
+    return RencanaKunjungan(anak, tanggal, kategori, keluhan, tindakan, obat, rujukan, petugas)
+
+
+def pertanyaan_kunjungan(plan: RencanaKunjungan) -> str:
+    """The question: who, when, and each detail as it will be stored."""
+    lines = [
+        f"Catat kunjungan klinik {plan.anak.nama} ({plan.anak.id}) pada {plan.tanggal.isoformat()}, kategori "
+        f"{plan.kategori}.",
+        f"Keluhan: {plan.keluhan}",
+    ]
+    for label, value in (("Tindakan", plan.tindakan), ("Obat", plan.obat), ("Rujukan", plan.rujukan)):
+        if value:
+            lines.append(f"{label}: {value}")
+    if plan.petugas:
+        lines.append(f"Petugas: {plan.petugas}")
+    lines.append("Setujui untuk mencatat?")
+    return "\n".join(lines)
+
+
+async def konfirmasi_kunjungan(
+    ctx: Context, plan: Annotated[RencanaKunjungan, Resolve(rencana_kunjungan)]
+) -> Elicit[writes.Setuju]:
+    """The clinic person's answer (the question carries health details: audited as a health disclosure)."""
+    asked = writes.ask(ctx, pertanyaan_kunjungan(plan), [plan.anak.id])
+    audit.disclose_health([plan.anak.id])
+    return asked
+
+
+class HasilCatatKunjungan(Result):
+    """What happened to a clinic visit: written (with the record), declined or cancelled."""
+
+    hasil: writes.Hasil
+    pesan: str
+    id_anak: str | None = None
+    kunjungan: DataKunjungan | None = None
+
+
+async def catat_kunjungan_klinik(
+    ctx: Context,
+    id_anak: IdAnak,
+    tanggal: Tanggal,
+    keluhan: Annotated[Teks, Field(min_length=1, description="Keluhan anak, mis. 'demam sejak semalam'")],
+    kategori: KategoriKesehatan,
+    plan: Annotated[RencanaKunjungan, Resolve(rencana_kunjungan)],
+    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_kunjungan)],
+    tindakan: Annotated[TeksKlinik, Field(description="Tindakan yang diberikan (opsional)")] = None,
+    obat: Annotated[TeksKlinik, Field(description="Obat yang diberikan (opsional)")] = None,
+    rujukan: Annotated[TeksKlinik, Field(description="Rujukan, mis. ke puskesmas (opsional)")] = None,
+    petugas: Annotated[Nama200, Field(description="Petugas klinik (opsional)")] = None,
+) -> Annotated[CallToolResult, HasilCatatKunjungan]:
+    """Catat satu kunjungan klinik (KHUSUS petugas klinik): anak, tanggal (YYYY-MM-DD, paling lambat hari ini),
+    keluhan, kategori (demam, batuk-pilek, pencernaan, cedera, kulit, lainnya), dan opsional tindakan, obat,
+    rujukan, petugas. Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
+    answer = writes.answer_of(jawaban)
+    if answer != "accepted":
+        hasil, pesan = writes.not_written(answer)
+        return tool_result(HasilCatatKunjungan(hasil=hasil, pesan=pesan))
+    optional = {"tindakan": plan.tindakan, "obat": plan.obat, "rujukan": plan.rujukan, "petugas": plan.petugas}
+    body: dict[str, object] = {
+        "id_anak": plan.anak.id,
+        "tanggal": plan.tanggal.isoformat(),
+        "keluhan": plan.keluhan,
+        "kategori": plan.kategori,
+        **{k: v for k, v in optional.items() if v},
+    }
+    try:
+        made = await terbatas(ctx).client.catat_kunjungan(body, actor=writes.actor(ctx), key=writes.idempotency_key())
+    except AsramaError as exc:
+        raise writes.write_failed(
+            exc, conflict="Konfirmasi ini sudah dipakai; panggil catat_kunjungan_klinik lagi.", not_found=UNSUPPORTED
+        ) from None
+    audit.note_write("accepted", [{"id": made.id_anak, "old": None, "new": "kunjungan_klinik"}])
+    audit.disclose_health([made.id_anak])
+    return tool_result(
+        HasilCatatKunjungan(
+            hasil="ditulis", pesan="Kunjungan klinik tercatat.", id_anak=made.id_anak, kunjungan=_row(made)
+        )
+    )
+
+
+def register(server: AsramaServer) -> None:
+    """Add the health tools: the summary (anyone), the clinic's read, then the clinic's write."""
+    add_tools(server, {kesehatan_anak: "Kesehatan anak", rekap_kesehatan: "Rekap kesehatan"}, READ_ONLY)
+    add_tools(server, {catat_kunjungan_klinik: "Catat kunjungan klinik"}, CREATES)

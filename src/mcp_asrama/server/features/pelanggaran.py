@@ -1,0 +1,278 @@
+"""Discipline (pelanggaran): one student's violations (a tool and a resource), a summary over a range, and recording
+a violation with the person's confirmation.
+
+Who sees what: violations of the students in the caller's room/class scope; with `peran:bk` (counselling) of every
+student. A violation's note (`keterangan`, which may name other children) goes to the service and is never shown
+again, nor is who recorded it: no output model here declares them.
+"""
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.resolve import Elicit
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from mcp_asrama.client import AsramaError, NotFound
+from mcp_asrama.client.models import Anak, JenisPelanggaran, JumlahKategori, Pelanggaran, RekapPelanggaranAnak
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, KodeJenis, Poin, Tanggal, is_id
+from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.features.anak import satu_anak
+from mcp_asrama.server.features.common import (
+    CREATES,
+    JSON,
+    NO_ACCESS,
+    READ_ONLY,
+    Result,
+    add_tools,
+    check_range,
+    not_future,
+)
+from mcp_asrama.server.guard import audit, writes
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+
+TOP = 10
+UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data pelanggaran (butuh layanan mcp-asrama)."
+
+
+class PerKategori(BaseModel):
+    """Violations per category."""
+
+    ringan: int = 0
+    sedang: int = 0
+    berat: int = 0
+
+
+class DataPelanggaran(BaseModel):
+    """One violation of the student."""
+
+    id_pelanggaran: str
+    tanggal: date
+    kategori: str
+    jenis: str = Field(description="Kode jenis pelanggaran")
+    nama_jenis: str | None = None
+    poin: int
+
+
+class HasilPelanggaranAnak(Result):
+    """One student's violations: totals first, then each violation, latest first."""
+
+    id_anak: str
+    nama: str
+    kelas: str | None = None
+    kamar: str | None = None
+    dari: date | None = None
+    sampai: date | None = None
+    jumlah: int = Field(description="Jumlah pelanggaran dalam rentang itu")
+    poin: int = Field(description="Jumlah poin")
+    per_kategori: PerKategori
+    data: list[DataPelanggaran]
+    catatan: str | None = None
+
+
+class HasilRekapPelanggaran(Result):
+    """Violations over a range: totals, then the students with the most points."""
+
+    dari: date
+    sampai: date
+    jumlah_anak: int = Field(description="Anak dengan sedikitnya satu pelanggaran")
+    total: JumlahKategori
+    poin_terbanyak: list[RekapPelanggaranAnak] = Field(description="Maksimal 10 anak dengan poin terbanyak")
+    catatan: str | None = None
+
+
+def _row(p: Pelanggaran) -> DataPelanggaran:
+    return DataPelanggaran(
+        id_pelanggaran=p.id, tanggal=p.tanggal, kategori=p.kategori, jenis=p.jenis, nama_jenis=p.nama_jenis, poin=p.poin
+    )
+
+
+async def ringkas_pelanggaran(
+    reader: Terbatas, id_anak: str, dari: date | None = None, sampai: date | None = None
+) -> HasilPelanggaranAnak:
+    """One student's violations (the student visible to the caller's view of violations), aggregates first."""
+    view = reader.pelanggaran_view()
+    anak = await satu_anak(view, id_anak)
+    try:
+        found, complete = await view.pelanggaran(id_anak=anak.id, kelas=None, kamar=None, dari=dari, sampai=sampai)
+    except NotFound:
+        raise ToolError(UNSUPPORTED) from None
+    rows = [p for p in found if p.id_anak == anak.id]
+    per = PerKategori(**{k: sum(p.kategori == k for p in rows) for k in ("ringan", "sedang", "berat")})
+    listed = [_row(p) for p in rows]
+    shown = fitting_count(listed, RESULT_BUDGET)
+    notes = [] if rows else ["Tidak ada pelanggaran tercatat untuk anak ini dalam rentang itu."]
+    if shown < len(listed) or not complete:
+        notes.append(f"Daftar dipotong: {shown} dari {len(listed)} pelanggaran terbaru; persempit dengan dari/sampai.")
+    return HasilPelanggaranAnak(
+        id_anak=anak.id,
+        nama=anak.nama,
+        kelas=anak.kelas,
+        kamar=anak.kamar,
+        dari=dari,
+        sampai=sampai,
+        jumlah=len(rows),
+        poin=sum(p.poin for p in rows),
+        per_kategori=per,
+        data=listed[:shown],
+        catatan=" ".join(notes) or None,
+    )
+
+
+async def pelanggaran_anak(
+    ctx: Context, id_anak: IdAnak, dari: Tanggal | None = None, sampai: Tanggal | None = None
+) -> Annotated[CallToolResult, HasilPelanggaranAnak]:
+    """Pelanggaran (disiplin) satu anak: jumlah, total poin dan jumlah per kategori (ringan, sedang, berat), lalu
+    setiap pelanggaran terbaru dulu (tanggal, jenis, poin). Rentang opsional dari/sampai (YYYY-MM-DD, paling
+    panjang 366 hari); tanpa rentang: semua. Belum tahu id-nya? Cari dulu dengan cari_anak."""
+    check_range(dari, sampai)
+    return tool_result(await ringkas_pelanggaran(terbatas(ctx), id_anak, dari, sampai))
+
+
+async def rekap_pelanggaran(
+    ctx: Context, dari: Tanggal, sampai: Tanggal, kelas: Kelas = None, kamar: Kamar = None
+) -> Annotated[CallToolResult, HasilRekapPelanggaran]:
+    """Rekap pelanggaran dari `dari` sampai `sampai` (YYYY-MM-DD, inklusif, paling panjang 366 hari): jumlah anak
+    yang melanggar, jumlah per kategori (ringan, sedang, berat) dan total poin, lalu 10 anak dengan poin terbanyak.
+    Filter opsional: kelas, kamar. Untuk rincian satu anak gunakan pelanggaran_anak."""
+    check_range(dari, sampai)
+    view = terbatas(ctx).pelanggaran_view()
+    try:
+        rekap = await view.rekap_pelanggaran(dari, sampai, kelas=kelas, kamar=kamar)
+    except NotFound:
+        raise ToolError(UNSUPPORTED) from None
+    top = sorted(rekap.per_anak, key=lambda r: (-r.poin, -r.jumlah))[:TOP]
+    audit.disclose_aggregate(rekap.jumlah_anak, (r.id_anak for r in rekap.per_anak))
+    return tool_result(
+        HasilRekapPelanggaran(
+            dari=rekap.dari,
+            sampai=rekap.sampai,
+            jumlah_anak=rekap.jumlah_anak,
+            total=rekap.total,
+            poin_terbanyak=top,
+            catatan=NO_ACCESS if view.akses.kosong else None,
+        )
+    )
+
+
+@dataclass(frozen=True)
+class RencanaPelanggaran:
+    """A violation as it will be recorded."""
+
+    anak: Anak
+    tanggal: date
+    jenis: JenisPelanggaran
+    poin: int
+    keterangan: str | None
+
+
+async def rencana_pelanggaran(
+    ctx: Context, id_anak: str, tanggal: date, jenis: str, keterangan: str | None = None, poin: int | None = None
+) -> RencanaPelanggaran:
+    """The violation, checked against the student (visible to the caller) and the school's list of kinds."""
+    not_future(tanggal)
+    view = terbatas(ctx).pelanggaran_view()
+    if view.akses.kosong:
+        raise ToolError(NO_ACCESS)
+    anak = await satu_anak(view, id_anak)
+    try:
+        kinds = (await view.client.jenis_pelanggaran()).data
+    except NotFound:
+        raise ToolError(UNSUPPORTED) from None
+    kind = next((k for k in kinds if k.kode == jenis), None)
+    if kind is None:
+        known = ", ".join(k.kode for k in kinds[:20])
+        raise ToolError(f"Jenis pelanggaran '{jenis}' tidak dikenal. Jenis yang ada: {known}.")
+    return RencanaPelanggaran(anak, tanggal, kind, kind.poin if poin is None else poin, keterangan)
+
+
+def pertanyaan_pelanggaran(plan: RencanaPelanggaran) -> str:
+    """The question: who, when, what, how many points."""
+    default = "" if plan.poin == plan.jenis.poin else f" (bawaan {plan.jenis.poin})"
+    lines = [
+        f"Catat pelanggaran {plan.jenis.kategori} untuk {plan.anak.nama} ({plan.anak.id}) pada "
+        f"{plan.tanggal.isoformat()}: {plan.jenis.nama}, {plan.poin} poin{default}.",
+    ]
+    if plan.keterangan:
+        lines.append(f"Keterangan: {plan.keterangan}")
+    lines.append("Setujui untuk mencatat?")
+    return "\n".join(lines)
+
+
+async def konfirmasi_pelanggaran(
+    ctx: Context, plan: Annotated[RencanaPelanggaran, Resolve(rencana_pelanggaran)]
+) -> Elicit[writes.Setuju]:
+    """The person's answer to the violation."""
+    return writes.ask(ctx, pertanyaan_pelanggaran(plan), [plan.anak.id])
+
+
+class HasilCatatPelanggaran(Result):
+    """What happened to a violation: written (with the record), declined or cancelled."""
+
+    hasil: writes.Hasil
+    pesan: str
+    id_anak: str | None = None
+    pelanggaran: DataPelanggaran | None = None
+
+
+async def catat_pelanggaran(
+    ctx: Context,
+    id_anak: IdAnak,
+    tanggal: Tanggal,
+    jenis: KodeJenis,
+    plan: Annotated[RencanaPelanggaran, Resolve(rencana_pelanggaran)],
+    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_pelanggaran)],
+    keterangan: Keterangan = None,
+    poin: Poin = None,
+) -> Annotated[CallToolResult, HasilCatatPelanggaran]:
+    """Catat satu pelanggaran anak pada tanggal (YYYY-MM-DD, paling lambat hari ini): jenis berupa kode dari daftar
+    sekolah (mis. 'terlambat_sholat', 'keluar_tanpa_izin', 'membawa_hp'); kategori dan poin mengikuti jenisnya
+    kecuali poin diisi. Keterangan opsional (disimpan, tidak ditampilkan lagi). Sebelum menulis, pengguna diminta
+    menyetujui; bila menolak, jangan ulangi tanpa diminta."""
+    answer = writes.answer_of(jawaban)
+    if answer != "accepted":
+        hasil, pesan = writes.not_written(answer)
+        return tool_result(HasilCatatPelanggaran(hasil=hasil, pesan=pesan))
+    body: dict[str, object] = {
+        "id_anak": plan.anak.id,
+        "tanggal": plan.tanggal.isoformat(),
+        "jenis": plan.jenis.kode,
+        "poin": plan.poin,
+    }
+    if plan.keterangan:
+        body["keterangan"] = plan.keterangan
+    try:
+        made = await terbatas(ctx).client.catat_pelanggaran(body, actor=writes.actor(ctx), key=writes.idempotency_key())
+    except AsramaError as exc:
+        raise writes.write_failed(
+            exc, conflict="Konfirmasi ini sudah dipakai; panggil catat_pelanggaran lagi.", not_found=UNSUPPORTED
+        ) from None
+    audit.note_write("accepted", [{"id": made.id_anak, "old": None, "new": "pelanggaran", "pelanggaran": made.id}])
+    pesan = f"Pelanggaran tercatat: {made.nama_jenis or made.jenis}, {made.poin} poin."
+    return tool_result(
+        HasilCatatPelanggaran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, pelanggaran=_row(made))
+    )
+
+
+async def pelanggaran_resource(id_anak: str, ctx: Context) -> str:
+    """Pelanggaran satu anak (jumlah, poin, per kategori, lalu setiap pelanggaran), mis.
+    asrama://anak/A001/pelanggaran."""
+    if not is_id(id_anak):
+        raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
+    try:
+        return json_text(await ringkas_pelanggaran(terbatas(ctx), id_anak))
+    except ToolError as exc:
+        raise ResourceNotFoundError(str(exc)) from None
+
+
+def register(server: AsramaServer) -> None:
+    """Add the discipline tools (reads, then the write) and one student's violations as a resource."""
+    add_tools(server, {pelanggaran_anak: "Pelanggaran anak", rekap_pelanggaran: "Rekap pelanggaran"}, READ_ONLY)
+    add_tools(server, {catat_pelanggaran: "Catat pelanggaran"}, CREATES)
+    server.resource(
+        "asrama://anak/{id_anak}/pelanggaran", name="pelanggaran", title="Pelanggaran anak", mime_type=JSON
+    )(pelanggaran_resource)

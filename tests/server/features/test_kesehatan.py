@@ -1,0 +1,125 @@
+"""Health stays with the clinic: kesehatan_anak and catat_kunjungan_klinik only for `peran:kesehatan` (anyone else
+is told who can see it, and the service is not even asked), rekap_kesehatan as counts with "< 5" for small groups,
+and audit lines of health disclosures marked. Against the leaky upstream (health values in every visit it sends);
+the real service's tests are in test_records_service.py."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import ElicitResult
+
+from mcp_asrama.server.features.kesehatan import masked
+from tests.server.conftest import connect, server_for
+from tests.server.support import Recording, call_error, call_ok, leaky_upstream
+from tests.server.support_records import CLINIC, HEALTH
+
+pytestmark = pytest.mark.anyio
+
+RANGE = {"dari": "2026-10-01", "sampai": "2026-10-31"}
+NOT_CLINIC = [["kamar:Aisyah 2"], ["kelas:7A"], ["peran:bk"], ["all"], ["all", "peran:bk"]]
+
+
+@pytest.mark.parametrize(
+    ("count", "students", "shown"), [(0, 0, 0), (1, 1, "< 5"), (9, 4, "< 5"), (5, 5, 5), (12, 7, 12)]
+)
+def test_a_count_over_fewer_than_five_students_is_shown_as_under_five(count: int, students: int, shown: Any) -> None:
+    assert masked(count, students) == shown
+
+
+@pytest.mark.parametrize("scope", NOT_CLINIC)
+async def test_kesehatan_anak_for_anyone_but_the_clinic_says_who_can_see_it(era: str, scope: list[str]) -> None:
+    upstream = Recording(leaky_upstream())
+    async with connect(server_for(upstream, stdio_scope=scope), era) as client:
+        known = await call_error(client, "kesehatan_anak", {"id_anak": "A003"})
+        unknown = await call_error(client, "kesehatan_anak", {"id_anak": "X999"})
+    assert known == unknown and "petugas klinik" in known and "peran:kesehatan" in known
+    assert "rekap_kesehatan" in known
+    assert not any(path.startswith(b"/kesehatan") for path in upstream.paths)
+
+
+async def test_the_clinic_reads_a_students_visits_with_their_details(era: str) -> None:
+    async with connect(server_for(leaky_upstream(), stdio_scope=CLINIC), era) as client:
+        body = await call_ok(client, "kesehatan_anak", {"id_anak": "A002", **RANGE})
+    assert (body["id_anak"], body["jumlah_kunjungan"], body["per_kategori"]) == ("A002", 1, {"demam": 1})
+    visit = body["kunjungan"][0]
+    assert (visit["keluhan"], visit["obat"], visit["id_kunjungan"]) == (
+        "keluhan-rahasia-A002",
+        "obat-rahasia-A002",
+        "k-A002",
+    )
+    assert "penguji" not in visit and "Keterangan-Rahasia" not in json.dumps(body)
+
+
+async def test_a_clinic_limited_to_a_room_sees_only_its_students(era: str) -> None:
+    async with connect(server_for(leaky_upstream(), stdio_scope=["kamar:Aisyah 2", "peran:kesehatan"]), era) as c:
+        assert (await call_ok(c, "kesehatan_anak", {"id_anak": "A003"}))["jumlah_kunjungan"] == 1
+        hidden = await call_error(c, "kesehatan_anak", {"id_anak": "A001"})
+    assert "tidak ditemukan" in hidden
+
+
+@pytest.mark.parametrize("scope", [*NOT_CLINIC, CLINIC])
+async def test_rekap_kesehatan_gives_everyone_counts_and_under_five_for_small_groups(
+    era: str, scope: list[str]
+) -> None:
+    async with connect(server_for(leaky_upstream(), stdio_scope=scope), era) as client:
+        body = await call_ok(client, "rekap_kesehatan", RANGE)
+    text = json.dumps(body)
+    assert not any(value in text for value in HEALTH) and "A00" not in text
+    expected = 0 if scope == ["peran:bk"] else "< 5"  # bk alone sees no student's health counts
+    assert (body["kunjungan"], body["anak"]) == (expected, expected)
+    demam = body["per_kategori"][0]
+    assert (demam["kategori"], demam["kunjungan"], demam["anak"]) == ("demam", expected, expected)
+    assert all(row["kunjungan"] == 0 for row in body["per_kategori"][1:])
+
+
+async def test_health_disclosures_are_marked_in_the_audit_log(tmp_path: Path, era: str) -> None:
+    path = tmp_path / "audit.jsonl"
+    async with connect(server_for(leaky_upstream(), stdio_scope=CLINIC, audit_log=path), era) as client:
+        await call_ok(client, "kesehatan_anak", {"id_anak": "A001"})
+        await call_ok(client, "rekap_kesehatan", RANGE)
+        await call_ok(client, "detail_anak", {"id_anak": "A001"})
+    lines = [json.loads(line) for line in path.read_bytes().splitlines()]
+    marked = {(e["target"], e.get("kesehatan")) for e in lines if e["method"] == "tools/call"}
+    assert marked == {("kesehatan_anak", True), ("rekap_kesehatan", None), ("detail_anak", None)}
+    assert not any(value in path.read_text() for value in HEALTH)
+
+
+def clinic_writer(scope: list[str], era: str, answers: list[str]) -> Client:
+    async def person(_ctx: Any, params: Any) -> ElicitResult:
+        answers.append(params.message)
+        return ElicitResult(action="decline")
+
+    server = server_for(leaky_upstream(), stdio_scope=scope, writes=True)
+    return Client(server, mode=era, cache=None, elicitation_callback=person)
+
+
+@pytest.mark.parametrize("scope", NOT_CLINIC)
+async def test_catat_kunjungan_klinik_does_not_exist_for_anyone_but_the_clinic(era: str, scope: list[str]) -> None:
+    async with clinic_writer(scope, era, []) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert "catat_pelanggaran" in names and "catat_setoran_hafalan" in names
+        assert "catat_kunjungan_klinik" not in names
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool(
+                "catat_kunjungan_klinik",
+                {"id_anak": "A001", "tanggal": "2026-10-06", "keluhan": "pusing", "kategori": "lainnya"},
+            )
+    assert refused.value.error.code == -32602
+
+
+async def test_the_clinics_question_names_the_visit_and_a_decline_writes_nothing(era: str, tmp_path: Path) -> None:
+    asked: list[str] = []
+    arguments = {"id_anak": "A001", "tanggal": "2026-10-06", "keluhan": "pusing sejak pagi", "kategori": "lainnya",
+                 "obat": "parasetamol"}  # fmt: skip
+    async with clinic_writer(CLINIC, era, asked) as client:
+        assert "catat_kunjungan_klinik" in [t.name for t in (await client.list_tools()).tools]
+        body = await call_ok(client, "catat_kunjungan_klinik", arguments)
+    assert body["hasil"] == "ditolak"
+    assert asked == [
+        "Catat kunjungan klinik Ahmad Fauzi (A001) pada 2026-10-06, kategori lainnya.\n"
+        "Keluhan: pusing sejak pagi\nObat: parasetamol\nSetujui untuk mencatat?"
+    ]

@@ -7,6 +7,8 @@ from typing import Any
 
 from fastapi import FastAPI, Header, HTTPException
 
+from tests.conftest import service_client
+
 # The write tools of issue 10 (each adds one record); catat_kunjungan_klinik only for `peran:kesehatan`.
 RECORD_TOOLS = ["catat_pelanggaran", "catat_setoran_hafalan", "catat_kunjungan_klinik"]
 CLINIC = ["all", "peran:kesehatan"]
@@ -175,3 +177,41 @@ def add_record_routes(
     @app.post("/{anything:path}")
     def refuse(anything: str) -> None:
         raise HTTPException(status_code=405, detail="read-only fake")
+
+
+# --- records made in the REAL data service through its own routes (October 2026) -------------------------------
+
+SECRET = {"keluhan": "keluhan-asli-rahasia", "tindakan": "kompres-rahasia", "obat": "parasetamol-rahasia",
+          "rujukan": "puskesmas-rahasia", "petugas": "perawat-rahasia"}  # fmt: skip
+SECRET_VALUES = (*SECRET.values(), "batuk-rahasia")
+VIOLATIONS = [("A001", "membawa_hp"), ("A002", "berkelahi"), ("A003", "terlambat_sholat")]
+DEPOSITS = [("A001", 67, 1, 30), ("A003", 78, 1, 40)]
+VISITS = [("A001", "demam", SECRET), ("A002", "batuk-pilek", {"keluhan": "batuk-rahasia"})]
+
+
+async def _post(app: Any, path: str, body: dict[str, Any], key: str) -> None:
+    async with service_client(app) as rest:
+        made = await rest.post(path, json=body, headers={"Idempotency-Key": key, "X-Asrama-Actor": "seed"})
+    assert made.status_code == 201, made.text
+
+
+async def seed_pelanggaran(app: Any) -> None:
+    """A violation of each student (its note personal)."""
+    for n, (id_anak, jenis) in enumerate(VIOLATIONS):
+        body = {"id_anak": id_anak, "tanggal": f"2026-10-0{n + 6}", "jenis": jenis, "keterangan": "catatan-rahasia"}
+        await _post(app, "/pelanggaran", body, f"seed-pelanggaran-{n:04d}")
+
+
+async def seed_hafalan(app: Any) -> None:
+    """A001 Al-Mulk (30 ayat), A003 An-Naba' 1-40; A002 nothing."""
+    for n, (id_anak, surah, mulai, selesai) in enumerate(DEPOSITS):
+        deposit = {"surah": surah, "ayat_mulai": mulai, "ayat_selesai": selesai, "penguji": "penguji-rahasia"}
+        body = {"id_anak": id_anak, "tanggal": "2026-10-06", "jenis": "ziyadah", "nilai": 80, **deposit}
+        await _post(app, "/hafalan", body, f"seed-hafalan-000-{n:04d}")
+
+
+async def seed_kesehatan(app: Any) -> None:
+    """A001 demam (every detail), A002 batuk-pilek; A003 never visited."""
+    for n, (id_anak, kategori, details) in enumerate(VISITS):
+        body = {"id_anak": id_anak, "tanggal": "2026-10-08", "kategori": kategori, **details}
+        await _post(app, "/kesehatan", body, f"seed-kesehatan-{n:04d}")

@@ -1,18 +1,20 @@
 """Hafalan: one student's progress and deposits, progress per class or room, both following the scope; a deposit's
 surah by number or name and its ayat checked against the surah's length before anyone is asked; the examiner's
-name never shown. Against the leaky upstream (every student deposited Al-Mulk 1–10, 85)."""
+name never shown. Against the leaky upstream (every student deposited Al-Mulk 1–10, 85), then the real service."""
 
 import json
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 
+from tests.conftest import service_client
 from tests.server.conftest import connect, server_for
 from tests.server.support import call_error, call_ok, leaky_upstream
-from tests.server.support_records import CLINIC, RECORD_EXTRAS
+from tests.server.support_records import CLINIC, RECORD_EXTRAS, seed_hafalan
 
 pytestmark = pytest.mark.anyio
 
@@ -107,3 +109,63 @@ async def test_a_surah_name_is_forgiving_and_the_examiner_is_asked_about(era: st
         "Penguji: Ust. Hadi\nSetujui untuk mencatat?"
     ]
     assert "tidak ditemukan" in outside
+
+
+# --- against the real data service -------------------------------------------------------------------------------
+
+REAL_SEES = [(["kamar:Aisyah 2"], {"A003"}), (["kelas:7A"], {"A001", "A003"}), (["peran:bk"], set()),
+             (CLINIC, {"A001", "A002", "A003"}), (["all"], {"A001", "A002", "A003"})]  # fmt: skip
+
+
+@pytest.mark.parametrize(("scope", "seen"), REAL_SEES)
+async def test_real_progress_and_deposits_follow_the_scope(
+    service_app: FastAPI, era: str, scope: list[str], seen: set[str]
+) -> None:
+    await seed_hafalan(service_app)
+    async with connect(server_for(service_app, stdio_scope=scope), era) as client:
+        progres = await call_ok(client, "progres_hafalan", {})
+        assert {r["id_anak"] for r in progres["data"]} == seen and progres["jumlah_anak"] == len(seen)
+        outputs = [json.dumps(progres)]
+        for id_anak in ("A001", "A002", "A003"):
+            if id_anak in seen:
+                body = await call_ok(client, "hafalan_anak", {"id_anak": id_anak})
+                assert (body["ayat"], body["jumlah_setoran"]) == {"A001": (30, 1), "A003": (40, 1)}.get(id_anak, (0, 0))
+                resource = await client.read_resource(f"asrama://anak/{id_anak}/hafalan")
+                assert json.loads(resource.contents[0].text) == body
+                outputs.append(resource.contents[0].text)
+            else:
+                await call_error(client, "hafalan_anak", {"id_anak": id_anak})
+    assert "penguji-rahasia" not in "".join(outputs)
+
+
+class Accepts:
+    def __init__(self, action: str) -> None:
+        self.action, self.asked = action, []  # type: list[str]
+
+    async def __call__(self, _ctx: Any, params: Any) -> ElicitResult:
+        self.asked.append(params.message)
+        content = {"setuju": True} if self.action == "accept" else None
+        return ElicitResult(action=self.action, content=content)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("action", ["accept", "decline", "cancel"])
+async def test_a_deposit_is_written_only_when_confirmed_and_counts_in_the_progress(
+    service_app: FastAPI, era: str, action: str
+) -> None:
+    person = Accepts(action)
+    arguments = {"id_anak": "A002", "tanggal": "2026-10-06", "jenis": "ziyadah", "surah": "an-naba",
+                 "ayat_mulai": 1, "ayat_selesai": 40, "nilai": 88}  # fmt: skip
+    server = server_for(service_app, writes=True, stdio_scope=["kelas:8B"])
+    async with Client(server, mode=era, cache=None, elicitation_callback=person) as client:
+        body = await call_ok(client, "catat_setoran_hafalan", arguments)
+        mine = await call_ok(client, "hafalan_anak", {"id_anak": "A002"})
+        outside = await call_error(client, "catat_setoran_hafalan", {**arguments, "id_anak": "A001"})
+    async with service_client(service_app) as rest:
+        stored = (await rest.get("/hafalan", params={"id_anak": "A002"})).json()
+    assert len(person.asked) == 1 and "tidak ditemukan" in outside
+    if action == "accept":
+        assert body["hasil"] == "ditulis" and body["setoran"]["surah"] == 78 and body["setoran"]["juz"] == [30]
+        assert (mine["ayat"], mine["jumlah_setoran"]) == (40, 1)
+        assert stored["total"] == 1 and stored["data"][0]["id"] == body["setoran"]["id_setoran"]
+    else:
+        assert body["hasil"] in ("ditolak", "dibatalkan") and stored["total"] == 0 and mine["ayat"] == 0

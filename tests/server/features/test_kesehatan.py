@@ -1,21 +1,24 @@
 """Health stays with the clinic: kesehatan_anak and catat_kunjungan_klinik only for `peran:kesehatan` (anyone else
 is told who can see it, and the service is not even asked), rekap_kesehatan as counts with "< 5" for small groups,
-and audit lines of health disclosures marked. Against the leaky upstream (health values in every visit it sends);
-the real service's tests are in test_records_service.py."""
+and audit lines of health disclosures marked. Against the leaky upstream (health values in every visit it sends),
+then the real data service."""
 
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 
 from mcp_asrama.server.features.kesehatan import masked
+from mcp_asrama.server.guard.scoped import KATEGORI_KESEHATAN
+from tests.conftest import service_client
 from tests.server.conftest import connect, server_for
 from tests.server.support import Recording, call_error, call_ok, leaky_upstream
-from tests.server.support_records import CLINIC, HEALTH
+from tests.server.support_records import CLINIC, HEALTH, SECRET, SECRET_VALUES, seed_kesehatan
 
 pytestmark = pytest.mark.anyio
 
@@ -123,3 +126,63 @@ async def test_the_clinics_question_names_the_visit_and_a_decline_writes_nothing
         "Catat kunjungan klinik Ahmad Fauzi (A001) pada 2026-10-06, kategori lainnya.\n"
         "Keluhan: pusing sejak pagi\nObat: parasetamol\nSetujui untuk mencatat?"
     ]
+
+
+# --- against the real data service -------------------------------------------------------------------------------
+
+REAL = [(["kamar:Aisyah 2"], set()), (["kelas:7A"], {"A001"}), (["peran:bk"], set()), (["all"], {"A001", "A002"}),
+        (CLINIC, {"A001", "A002"})]  # fmt: skip
+
+
+@pytest.mark.parametrize(("scope", "visited"), REAL)
+async def test_real_visits_reach_only_the_clinic_and_counts_reach_everyone(
+    service_app: FastAPI, era: str, scope: list[str], visited: set[str]
+) -> None:
+    await seed_kesehatan(service_app)
+    async with connect(server_for(service_app, stdio_scope=scope), era) as client:
+        rekap = await call_ok(client, "rekap_kesehatan", RANGE)
+        outputs = [json.dumps(rekap)]
+        for id_anak in ("A001", "A002", "A003"):
+            outcome = await client.call_tool("kesehatan_anak", {"id_anak": id_anak})
+            outputs.append(outcome.model_dump_json())
+            assert outcome.is_error == (scope != CLINIC)
+    assert (rekap["kunjungan"], rekap["anak"]) == ((0, 0) if not visited else ("< 5", "< 5"))
+    assert [r["kategori"] for r in rekap["per_kategori"]] == list(KATEGORI_KESEHATAN)
+    text = "\n".join(outputs)
+    assert ("A00" in json.dumps(rekap), SECRET["obat"] in text) == (False, scope == CLINIC)
+    if scope != CLINIC:
+        assert not any(value in text for value in SECRET_VALUES)
+
+
+@pytest.mark.parametrize("action", ["accept", "decline"])
+async def test_the_clinic_records_a_visit_when_confirmed_and_the_audit_marks_it(
+    service_app: FastAPI, era: str, tmp_path: Path, action: str
+) -> None:
+    asked: list[str] = []
+
+    async def person(_ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action=action, content={"setuju": True} if action == "accept" else None)  # type: ignore[arg-type]
+
+    log = tmp_path / "audit.jsonl"
+    server = server_for(service_app, writes=True, stdio_scope=CLINIC, audit_log=log)
+    arguments = {"id_anak": "A003", "tanggal": "2026-10-06", "kategori": "cedera", **SECRET}
+    async with Client(server, mode=era, cache=None, elicitation_callback=person) as client:
+        body = await call_ok(client, "catat_kunjungan_klinik", arguments)
+        visits = await call_ok(client, "kesehatan_anak", {"id_anak": "A003"})
+    async with service_client(service_app) as rest:
+        stored = (await rest.get("/kesehatan", params={"id_anak": "A003"})).json()["data"]
+    assert len(asked) == 1 and SECRET["obat"] in asked[0]
+    if action == "accept":
+        assert body["hasil"] == "ditulis" and body["kunjungan"]["obat"] == SECRET["obat"]
+        assert visits["per_kategori"] == {"cedera": 1} and visits["kunjungan"][0]["rujukan"] == SECRET["rujukan"]
+        assert [(v["kategori"], v["keluhan"], v["id"]) for v in stored] == [
+            ("cedera", SECRET["keluhan"], body["kunjungan"]["id_kunjungan"])
+        ]
+    else:
+        assert body["hasil"] == "ditolak" and stored == [] and visits["jumlah_kunjungan"] == 0
+    calls = [e for e in (json.loads(line) for line in log.read_bytes().splitlines()) if e["method"] == "tools/call"]
+    rounds = [e for e in calls if e["target"] == "catat_kunjungan_klinik"]  # 2026-07-28: asked, then answered
+    assert rounds and all(e.get("kesehatan") is True and e["disclosed"] == ["A003"] for e in rounds)
+    assert rounds[-1]["write"]["confirmation"] == ("accepted" if action == "accept" else "declined")
+    assert not any(value in log.read_text() for value in SECRET.values())

@@ -1,7 +1,7 @@
 """A Hypothesis pass over the health allowlist: for any principal without `peran:kesehatan` (musyrif, wali kelas,
 bk, office, none), any tool, resource or prompt with any arguments — writes on, every confirmation declined — no
 health value (keluhan, tindakan, obat, rujukan, petugas) of any student is in any output, even from an upstream that
-puts them into every answer about clinic visits (and into its counts-only summary)."""
+puts them into every answer about clinic visits (and into its counts-only summary), nor from the real service."""
 
 from typing import Any
 
@@ -15,7 +15,7 @@ from mcp_types import ElicitResult
 
 from tests.server.conftest import ERAS, server_for
 from tests.server.support import leaky_upstream
-from tests.server.support_records import HEALTH
+from tests.server.support_records import HEALTH, SECRET_VALUES, seed_kesehatan
 
 SCOPES = st.sampled_from(
     [["kamar:Aisyah 2"], ["kamar:Al-Fatih 1"], ["kelas:7A"], ["kelas:8B", "peran:bk"], ["peran:bk"], ["all"],
@@ -107,3 +107,20 @@ def test_no_health_value_reaches_a_principal_without_the_clinic_role(
     assert leaked == [], (scope, requests)
     assert '"name":"catat_kunjungan_klinik"' not in outputs[0]
     event(f"{len(requests)} requests")
+
+
+@pytest.fixture
+def clinic_data(service_app: Any) -> Any:
+    """The real service with two clinic visits (every detail filled in)."""
+    anyio.run(seed_kesehatan, service_app)
+    return service_app
+
+
+@pytest.mark.parametrize("era", ERAS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scope=SCOPES, requests=REQUESTS)
+def test_no_health_value_from_the_real_service_reaches_a_principal_without_the_clinic_role(
+    clinic_data: Any, era: str, scope: list[str], requests: list[Any]
+) -> None:
+    outputs = anyio.run(outputs_of, era, scope, requests, clinic_data)
+    assert [(v, o[:160]) for o in outputs for v in SECRET_VALUES if v in o] == [], (scope, requests)

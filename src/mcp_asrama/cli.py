@@ -31,20 +31,59 @@ def _start_service(args: argparse.Namespace, run: Callable[[ServiceSettings], No
     from sqlalchemy.exc import SQLAlchemyError
 
     from mcp_asrama.service.db import check_connection
+    from mcp_asrama.service.migrations import SchemaTooNew
 
     overrides = {k: v for k, v in {"host": args.host, "port": args.port, "db_url": args.db}.items() if v is not None}
     settings = ServiceSettings(**overrides)
     try:
         check_connection(settings.db_url)  # before the token is kept beside it
         run(settings.with_token())
+    except SchemaTooNew as exc:
+        print(_schema_too_new(settings.db_url, exc), file=sys.stderr)
+        return 1
     except (OSError, SQLAlchemyError) as exc:
         print(_cannot_open(settings.db_url, exc), file=sys.stderr)
         return 1
     return 0
 
 
+def _schema_too_new(db_url: str, exc: Exception) -> str:
+    from mcp_asrama.service.db import describe
+
+    return f"database {describe(db_url)}: {exc}; nothing was changed"
+
+
+def _upgrade_only(args: argparse.Namespace) -> int:
+    """Bring the database's schema to this version's, say what was done, and exit (no token, no port)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from mcp_asrama.service.db import describe, make_engine
+    from mcp_asrama.service.migrations import SchemaTooNew, upgrade
+
+    db_url = (DatabaseSettings(db_url=args.db) if args.db is not None else DatabaseSettings()).db_url
+    try:
+        engine = make_engine(db_url)
+        try:
+            done = upgrade(engine)
+        finally:
+            engine.dispose()
+    except SchemaTooNew as exc:
+        print(_schema_too_new(db_url, exc), file=sys.stderr)
+        return 1
+    except (OSError, SQLAlchemyError) as exc:
+        print(f"{_cannot_open(db_url, exc)}; nothing was changed", file=sys.stderr)
+        return 1
+    print(f"database {describe(db_url)}: {done}")
+    return 0
+
+
 def cmd_service(args: argparse.Namespace) -> int:
-    """Run the data service."""
+    """Run the data service (its database upgraded first), or with --upgrade only upgrade the database."""
+    if args.upgrade:
+        if args.demo:
+            print("service: --upgrade only upgrades the database and exits: leave out --demo", file=sys.stderr)
+            return 2
+        return _upgrade_only(args)
     from mcp_asrama.launch import run_service
 
     return _start_service(args, lambda settings: run_service(settings, demo=args.demo))
@@ -162,6 +201,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     from mcp_asrama.service.db import describe, init_schema, make_engine, make_sessionmaker
     from mcp_asrama.service.importer import ImportRejected, import_file
+    from mcp_asrama.service.migrations import SchemaTooNew
 
     if args.buat_kamar and args.kind != "anak":
         print("import: --buat-kamar creates the rooms that students name: use it with import anak", file=sys.stderr)
@@ -174,6 +214,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             report = import_file(make_sessionmaker(engine), args.kind, Path(args.file), create_rooms=args.buat_kamar)
         finally:
             engine.dispose()
+    except SchemaTooNew as exc:
+        print(_schema_too_new(db_url, exc), file=sys.stderr)
+        return 1
     except ImportRejected as rejected:
         for line in rejected.errors:
             print(line, file=sys.stderr)
@@ -262,11 +305,23 @@ def build_parser() -> argparse.ArgumentParser:
             f"(default: ASRAMA_DB_URL, else {data_dir() / 'asrama.db'}: the same for service, demo and import)",
         )
 
-    service = commands.add_parser("service", help="run the REST data service")
+    service = commands.add_parser(
+        "service",
+        help="run the REST data service",
+        description="Run the REST data service. On every start it first brings its database to this version's "
+        "schema (versioned migrations; a database of an earlier release is upgraded in place, once, however many "
+        "services start on it at the same time); a database a newer release has upgraded is refused.",
+    )
     service.add_argument("--host", help="address to bind (default 127.0.0.1)")
     service.add_argument("--port", type=int, help="port (default 8000)")
     db_flag(service)
     service.add_argument("--demo", action="store_true", help="fill an empty database with demo data first")
+    service.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="only upgrade the database's schema (as every start does), say what was done, and exit: "
+        "e.g. right after taking a backup, before starting the new version's services",
+    )
     service.set_defaults(func=cmd_service)
 
     demo = commands.add_parser(

@@ -1,5 +1,6 @@
 """Engine, sessions and schema for SQLite (default) and PostgreSQL, with a fast substring index on names.
 
+The schema comes from versioned migrations (`migrations/`, Alembic), run by `init_schema` on every start.
 SQLite gets an FTS5 trigram table kept in step by triggers; PostgreSQL a pg_trgm GIN index on lower(nama).
 Both make `nama` substring search independent of the number of students.
 """
@@ -8,39 +9,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, inspect, text
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.schema import CreateIndex
 
 from mcp_asrama.private_files import create_private, open_to_others
-from mcp_asrama.service.models import Base
 
 log = logging.getLogger(__name__)
 
-NAME_INDEX = "anak_nama_fts"
-
-_SQLITE_NAME_INDEX = [
-    "CREATE VIRTUAL TABLE IF NOT EXISTS anak_nama_fts USING fts5("
-    "nama, content='anak', content_rowid='no', tokenize='trigram')",
-    "CREATE TRIGGER IF NOT EXISTS anak_fts_insert AFTER INSERT ON anak BEGIN "
-    "INSERT INTO anak_nama_fts(rowid, nama) VALUES (new.no, new.nama); END",
-    "CREATE TRIGGER IF NOT EXISTS anak_fts_delete AFTER DELETE ON anak BEGIN "
-    "INSERT INTO anak_nama_fts(anak_nama_fts, rowid, nama) VALUES ('delete', old.no, old.nama); END",
-    "CREATE TRIGGER IF NOT EXISTS anak_fts_update AFTER UPDATE OF nama ON anak BEGIN "
-    "INSERT INTO anak_nama_fts(anak_nama_fts, rowid, nama) VALUES ('delete', old.no, old.nama); "
-    "INSERT INTO anak_nama_fts(rowid, nama) VALUES (new.no, new.nama); END",
-]
-_SQLITE_REBUILD_NAME_INDEX = "INSERT INTO anak_nama_fts(anak_nama_fts) VALUES ('rebuild')"
-
-# Indexes an earlier schema had and a declared one now replaces (dropped on start).
-_SUPERSEDED_INDEXES = ["ix_absensi_anak_tanggal"]
-
-_POSTGRES_NAME_INDEX = [
-    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    "CREATE INDEX IF NOT EXISTS ix_anak_nama_trgm ON anak USING gin (lower(nama) gin_trgm_ops)",
-]
+NAME_INDEX = "anak_nama_fts"  # SQLite's FTS5 table of names (created by the baseline revision)
+SQLITE_BUSY_TIMEOUT_MS = 5000  # how long a SQLite connection waits for another one's write lock
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -48,7 +26,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     # Up to 32 MiB of pages per connection (default 2 MiB), allocated as read: at 100,000 students the
     # rows behind a common name and one class's attendance stay cached. Sorts and groupings stay in memory.
     cursor.execute("PRAGMA cache_size=-32768")
@@ -81,30 +59,19 @@ def make_engine(url: str) -> Engine:
 
 
 def init_schema(engine: Engine) -> None:
-    """Create missing tables and indexes (also on tables of an earlier schema); safe to call on every start."""
-    had_tables = inspect(engine).has_table("anak")
-    Base.metadata.create_all(engine)
-    with engine.begin() as conn:
-        for name in _SUPERSEDED_INDEXES:
-            conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
-        for table in Base.metadata.sorted_tables:
-            for index in table.indexes:
-                conn.execute(CreateIndex(index, if_not_exists=True))
-    dialect = engine.dialect.name
-    if dialect == "sqlite":
-        with engine.begin() as conn:
-            fresh_index = not inspect(conn).has_table(NAME_INDEX)
-            for statement in _SQLITE_NAME_INDEX:
-                conn.execute(text(statement))
-            if fresh_index and had_tables:
-                conn.execute(text(_SQLITE_REBUILD_NAME_INDEX))
-    elif dialect == "postgresql":
-        try:
-            with engine.begin() as conn:
-                for statement in _POSTGRES_NAME_INDEX:
-                    conn.execute(text(statement))
-        except DBAPIError:
-            log.warning("pg_trgm is not available: name search will scan the table")
+    """Bring the database to this version's schema by its versioned migrations; safe to call on every start.
+
+    An empty database is created, one of a release before versioned migrations adopted (what it lacks is added),
+    one at an earlier revision upgraded, one at this version's left alone; processes starting at once migrate it
+    once. Raises `SchemaTooNew` when a newer release has upgraded it (see `mcp_asrama.service.migrations`).
+    """
+    from mcp_asrama.service.migrations import upgrade
+
+    try:
+        upgrade(engine)
+    except BaseException:
+        engine.dispose()  # no pooled connection left open by a start that fails (create_app never returns the engine)
+        raise
 
 
 def check_connection(url: str) -> None:

@@ -179,6 +179,9 @@ async def test_openapi_describes_every_route_to_a_token_holder(reader: httpx2.As
         "/izin",
         "/izin/{id_izin}",
         "/izin/{id_izin}/selesai",
+        "/pelanggaran",
+        "/pelanggaran/jenis",
+        "/pelanggaran/rekap",
         "/hafalan",
         "/hafalan/progres",
         "/kesehatan",
@@ -187,7 +190,7 @@ async def test_openapi_describes_every_route_to_a_token_holder(reader: httpx2.As
     }
     assert set(spec["paths"]["/absensi/{tanggal}/{id_anak}"]) == {"put"}
     assert set(spec["paths"]["/izin"]) == {"get", "post"}
-    for path in ("/hafalan", "/kesehatan"):
+    for path in ("/pelanggaran", "/hafalan", "/kesehatan"):
         assert set(spec["paths"][path]) == {"get", "post"}
     schemes = spec["components"]["securitySchemes"]
     assert [s["scheme"].lower() for s in schemes.values()] == ["bearer"]

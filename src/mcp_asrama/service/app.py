@@ -13,7 +13,7 @@ from mcp_asrama.config import ServiceSettings
 from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
 from mcp_asrama.logs import route_template
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
-from mcp_asrama.service.routes import absensi, anak, docs, hafalan, health, izin, kamar, kesehatan
+from mcp_asrama.service.routes import absensi, anak, docs, hafalan, health, izin, kamar, kesehatan, pelanggaran
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         title="Service Data Anak Asrama",
         version=__version__,
         description=(
-            "Data anak, kamar, absensi, izin, hafalan dan kesehatan asrama. Semua rute data memerlukan Bearer token."
+            "Data anak, kamar, absensi, izin, pelanggaran, hafalan dan kesehatan asrama. "
+            "Semua rute data memerlukan Bearer token."
         ),
         docs_url=None,
         redoc_url=None,
@@ -62,7 +63,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessions = make_sessionmaker(engine)
-    for module in (anak, kamar, absensi, izin, hafalan, kesehatan, health, docs):
+    for module in (anak, kamar, absensi, izin, pelanggaran, hafalan, kesehatan, health, docs):
         app.include_router(module.router)
     policy = HttpPolicy.of(settings.host, settings.service_allowed_hosts, settings.service_allowed_origins)
     app.add_middleware(HostOriginGate, policy=policy, host_exempt=("/healthz",))

@@ -1,0 +1,145 @@
+"""Discipline: the school's kinds of violation, recording one, listing and summing them per student and category.
+Callers of `create` hold the student first (`crud.anak.lock_students`) and commit."""
+
+import secrets
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, case, func, insert, select
+from sqlalchemy.orm import Session
+
+from mcp_asrama.service.crud.anak import anak_filters
+from mcp_asrama.service.models import Anak, JenisPelanggaran, Pelanggaran
+from mcp_asrama.service.schemas.pelanggaran import KATEGORI_PELANGGARAN
+
+# (kode, nama, kategori, poin): the kinds a new database starts with (revision 0002 inserts its own copy).
+DEFAULT_JENIS: tuple[tuple[str, str, str, int], ...] = (
+    ("terlambat_sholat", "Terlambat sholat berjamaah", "ringan", 5),
+    ("terlambat_kelas", "Terlambat masuk kelas", "ringan", 5),
+    ("tidak_piket", "Tidak melaksanakan piket", "ringan", 5),
+    ("seragam", "Tidak berseragam lengkap", "ringan", 5),
+    ("tidur_kajian", "Tidur saat kajian", "ringan", 5),
+    ("berbahasa_kasar", "Berkata kasar", "ringan", 10),
+    ("keluar_tanpa_izin", "Keluar asrama tanpa izin", "sedang", 20),
+    ("membawa_hp", "Membawa HP tanpa izin", "sedang", 25),
+    ("bolos", "Tidak masuk kelas tanpa keterangan", "sedang", 20),
+    ("terlambat_kembali", "Terlambat kembali dari izin", "sedang", 15),
+    ("berkelahi", "Berkelahi", "berat", 50),
+    ("merokok", "Merokok", "berat", 75),
+    ("mencuri", "Mengambil barang orang lain", "berat", 100),
+)
+
+
+def ensure_default_jenis(session: Session) -> int:
+    """Give an empty `jenis_pelanggaran` the default kinds; returns how many were inserted (0: it had some)."""
+    if session.scalar(select(JenisPelanggaran.kode).limit(1)) is not None:
+        return 0
+    rows = [{"kode": k, "nama": n, "kategori": c, "poin": p} for k, n, c, p in DEFAULT_JENIS]
+    session.execute(insert(JenisPelanggaran), rows)
+    return len(rows)
+
+
+def _kategori_order() -> Any:
+    return case({k: n for n, k in enumerate(KATEGORI_PELANGGARAN)}, value=JenisPelanggaran.kategori, else_=9)
+
+
+def list_jenis(session: Session) -> Sequence[JenisPelanggaran]:
+    """Every kind, by kategori (ringan, sedang, berat) then nama."""
+    return session.scalars(
+        select(JenisPelanggaran).order_by(_kategori_order(), JenisPelanggaran.nama, JenisPelanggaran.kode)
+    ).all()
+
+
+def get_jenis(session: Session, kode: str) -> JenisPelanggaran | None:
+    return session.get(JenisPelanggaran, kode)
+
+
+def create(
+    session: Session,
+    anak: Anak,
+    jenis: JenisPelanggaran,
+    *,
+    tanggal: date,
+    poin: int | None,
+    kategori: str | None,
+    keterangan: str | None,
+    actor: str | None,
+) -> Pelanggaran:
+    """Store a violation; `poin` and `kategori` default to the kind's."""
+    record = Pelanggaran(
+        id=secrets.token_urlsafe(12),
+        id_anak=anak.id,
+        tanggal=tanggal,
+        kategori=kategori or jenis.kategori,
+        jenis=jenis.kode,
+        poin=jenis.poin if poin is None else poin,
+        keterangan=keterangan,
+        dicatat_oleh=actor,
+        dibuat=datetime.now(UTC),
+    )
+    session.add(record)
+    session.flush()
+    return record
+
+
+def _filters(
+    session: Session,
+    *,
+    id_anak: str | None,
+    kelas: str | None,
+    kamar: str | None,
+    dari: date | None,
+    sampai: date | None,
+) -> list[ColumnElement[bool]]:
+    filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
+    if dari is not None:
+        filters.append(Pelanggaran.tanggal >= dari)
+    if sampai is not None:
+        filters.append(Pelanggaran.tanggal <= sampai)
+    return filters
+
+
+def search(
+    session: Session,
+    *,
+    id_anak: str | None,
+    kelas: str | None,
+    kamar: str | None,
+    dari: date | None,
+    sampai: date | None,
+    limit: int,
+    offset: int,
+) -> tuple[int, list[tuple[Pelanggaran, Anak, str]]]:
+    """Violations matching every given filter, latest first: (total, one page of (violation, student, kind's
+    name))."""
+    filters = _filters(session, id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai)
+    base = (
+        select(Pelanggaran, Anak, JenisPelanggaran.nama)
+        .join(Anak, Anak.id == Pelanggaran.id_anak)
+        .join(JenisPelanggaran, JenisPelanggaran.kode == Pelanggaran.jenis)
+        .where(*filters)
+    )
+    total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
+    order = (Pelanggaran.tanggal.desc(), Pelanggaran.dibuat.desc(), Pelanggaran.id)
+    page = session.execute(base.order_by(*order).limit(limit).offset(offset))
+    return total, [(p, a, n) for p, a, n in page]
+
+
+def rekap(
+    session: Session, *, dari: date, sampai: date, kelas: str | None, kamar: str | None
+) -> list[tuple[Anak, dict[str, int], int]]:
+    """Per student with at least one violation in [dari, sampai]: (student, count per kategori, points)."""
+    filters = _filters(session, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai)
+    rows = session.execute(
+        select(Anak, Pelanggaran.kategori, func.count(), func.sum(Pelanggaran.poin))
+        .join(Anak, Anak.id == Pelanggaran.id_anak)
+        .where(*filters)
+        .group_by(Anak.no, Pelanggaran.kategori)
+    )
+    per_anak: dict[str, tuple[Anak, dict[str, int], list[int]]] = {}
+    for anak, kategori, jumlah, poin in rows:
+        entry = per_anak.setdefault(anak.id, (anak, {}, [0]))
+        entry[1][kategori] = entry[1].get(kategori, 0) + int(jumlah)
+        entry[2][0] += int(poin or 0)
+    return [(a, counts, poin[0]) for a, counts, poin in per_anak.values()]

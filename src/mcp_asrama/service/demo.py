@@ -1,4 +1,5 @@
-"""Deterministic demo data: rooms, students with plausible (fake) personal data, and daily attendance.
+"""Deterministic demo data: rooms, students with plausible (fake) personal data, daily attendance, and the
+pesantren's violations, hafalan deposits and clinic visits (`demo_pesantren`).
 
 The same `seed`, size and `today` always give the same data. `seed_demo` fills only an empty database.
 """
@@ -13,10 +14,12 @@ from faker import Faker
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from mcp_asrama.service import demo_pesantren
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import izin as crud_izin
-from mcp_asrama.service.models import Absensi, Anak, Kamar
+from mcp_asrama.service.crud import pelanggaran as crud_pelanggaran
+from mcp_asrama.service.models import Absensi, Anak, Hafalan, Kamar, KunjunganKlinik, Pelanggaran
 
 KELAS = [f"{tingkat}{rombel}" for tingkat in range(7, 13) for rombel in "ABC"]
 _ASRAMA = {"L": ("Putra", ["Al-Fatih", "Umar"], "Ust."), "P": ("Putri", ["Aisyah", "Khadijah"], "Ustz.")}
@@ -69,6 +72,18 @@ class DemoSchool:
                 elif tanggal == self.today and status in _KETERANGAN:
                     status, keterangan = "hadir", None
                 yield {"tanggal": tanggal, "id_anak": anak["id"], "status": status, "keterangan": keterangan}
+
+    def pelanggaran(self) -> Iterator[dict[str, Any]]:
+        """Violations over the `days` days: about 10% of students a month, mostly ringan."""
+        return demo_pesantren.pelanggaran(self.anak, self.kamar, self.today, self.days, self.seed)
+
+    def hafalan(self) -> Iterator[dict[str, Any]]:
+        """Hafalan deposits: 0.5-2 pages a week per student over the `days` days, and what came before them."""
+        return demo_pesantren.hafalan(self.anak, self.kamar, self.today, self.days, self.seed)
+
+    def kesehatan(self) -> Iterator[dict[str, Any]]:
+        """Clinic visits over the `days` days: 2-5% of students a week."""
+        return demo_pesantren.kesehatan(self.anak, self.today, self.days, self.seed)
 
     @staticmethod
     def _day(
@@ -160,22 +175,32 @@ def generate(today: date, *, students: int = 300, days: int = 60, seed: int = DE
 
 
 def insert_school(session: Session, school: DemoSchool, chunk: int = 10_000) -> int:
-    """Insert a generated school in one transaction; returns the number of attendance rows."""
+    """Insert a generated school in one transaction (with the default kinds of violation, when there are none);
+    returns the number of attendance rows."""
     session.execute(insert(Kamar), school.kamar)
     session.execute(insert(Anak), school.anak)
+    count = _insert_all(session, Absensi, school.absensi(), chunk)
+    _running_izin(session, school)
+    crud_pelanggaran.ensure_default_jenis(session)
+    _insert_all(session, Pelanggaran, school.pelanggaran(), chunk)
+    _insert_all(session, Hafalan, school.hafalan(), chunk)
+    _insert_all(session, KunjunganKlinik, school.kesehatan(), chunk)
+    session.commit()
+    return count
+
+
+def _insert_all(session: Session, table: Any, rows: Iterator[dict[str, Any]], chunk: int) -> int:
     batch: list[dict[str, Any]] = []
     count = 0
-    for row in school.absensi():
+    for row in rows:
         batch.append(row)
         if len(batch) == chunk:
-            session.execute(insert(Absensi), batch)
+            session.execute(insert(table), batch)
             count += len(batch)
             batch.clear()
     if batch:
-        session.execute(insert(Absensi), batch)
+        session.execute(insert(table), batch)
         count += len(batch)
-    _running_izin(session, school)
-    session.commit()
     return count
 
 

@@ -376,7 +376,12 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     importer.add_argument("-h", "--help", action=_HelpWithColumns)
-    importer.add_argument("kind", choices=["anak", "kamar"], help="anak: students; kamar: rooms")
+    importer.add_argument(
+        "kind",
+        choices=["anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan"],
+        help="anak: students; kamar: rooms; jenis_pelanggaran: the kinds of violation (by kode); pelanggaran, "
+        "hafalan, kesehatan: violations, hafalan deposits, clinic visits (each row a new record)",
+    )
     importer.add_argument("file", help="a .csv (comma, semicolon or tab; UTF-8) or .xlsx file with a header row")
     db_flag(importer)
     importer.add_argument(

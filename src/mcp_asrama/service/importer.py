@@ -1,4 +1,5 @@
-"""Import students or rooms from CSV or XLSX: every row validated, all or nothing, upsert by key.
+"""Import students, rooms and the pesantren's records (`import_pesantren`: kinds of violation, violations, hafalan
+deposits, clinic visits) from CSV or XLSX: every row validated, all or nothing, upsert by key (records: each row new).
 
 Rows are numbered as a spreadsheet shows them (the header is row 1). Columns the file does not have are left
 as they are on students and rooms that already exist; an empty cell clears its field. A student's `kamar` must be a
@@ -23,15 +24,18 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from mcp_asrama.service import import_pesantren as pesantren
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.models import Anak, Kamar
 from mcp_asrama.service.schemas.anak import AnakIn
 from mcp_asrama.service.schemas.kamar import KamarIn
 
-Kind = Literal["anak", "kamar"]
-_TARGETS: dict[Kind, tuple[type[BaseModel], Any, str]] = {
+Kind = Literal["anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan"]
+KINDS: tuple[Kind, ...] = ("anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan")
+_TARGETS: dict[str, tuple[type[BaseModel], Any, str | None]] = {
     "anak": (AnakIn, Anak, "id"),
     "kamar": (KamarIn, Kamar, "nama"),
+    **pesantren.TARGETS,
 }
 _HINTS = {  # the form a value must have: in row errors and in the column list
     "id": "1-64 letters, digits, '-', '_' or '.'",
@@ -42,7 +46,7 @@ _HINTS = {  # the form a value must have: in row errors and in the column list
     "jenis_kelamin": "L or P",
     "kapasitas": "a whole number from 0 to 1000",
 }
-_MEANINGS: dict[Kind, dict[str, str]] = {  # what each column of the file holds, for the column list
+_MEANINGS: dict[str, dict[str, str]] = {  # what each column of the file holds, for the column list
     "anak": {
         "id": "the student's number at the school",
         "nama": "full name",
@@ -62,6 +66,7 @@ _MEANINGS: dict[Kind, dict[str, str]] = {  # what each column of the file holds,
         "kapasitas": "beds",
         "musyrif": "the ustadz or ustadzah in charge",
     },
+    **pesantren.MEANINGS,
 }
 _DELIMITERS = (",", ";", "\t")
 # A room created for students who name one that does not exist: its building from their jenis_kelamin.
@@ -69,6 +74,11 @@ _GEDUNG = {"L": "Putra", "P": "Putri"}
 GEDUNG_UNKNOWN = "Belum ditentukan"
 
 PERSONAL_FIELDS = frozenset({"nik", "no_hp_wali", "alamat", "tanggal_lahir"})
+_NOT_ECHOED = PERSONAL_FIELDS | pesantren.NOT_ECHOED
+
+
+def _hint(kind: str, name: str) -> str | None:
+    return pesantren.KIND_HINTS.get((kind, name)) or _HINTS.get(name) or pesantren.HINTS.get(name)
 
 
 def columns_help() -> str:
@@ -78,13 +88,18 @@ def columns_help() -> str:
     for kind, (model, _, _) in _TARGETS.items():
         lines.append(f"columns of 'import {kind}' (a header row names them, in any order and case):")
         for name, info in model.model_fields.items():
-            text = _MEANINGS[kind][name] + (f": {_HINTS[name]}" if name in _HINTS else "")
+            hint = _hint(kind, name)
+            text = _MEANINGS[kind][name] + (f": {hint}" if hint else "")
             if not info.is_required() and info.default is not None:
                 text += f" (default {info.default})"
-            mark = "*" if name in PERSONAL_FIELDS else " "
+            mark = "*" if name in PERSONAL_FIELDS else "+" if name in pesantren.HEALTH_FIELDS else " "
             lines.append(f"  {name:<14}{mark} {'required' if info.is_required() else 'optional'}  {text}")
     lines.append("* personal data: stored by the data service, never shown to the AI.")
+    lines.append("+ health data: shown only to clinic staff (peran:kesehatan).")
     lines.append("A column the file leaves out keeps what is stored; an empty cell clears the field.")
+    lines.append(
+        "pelanggaran, hafalan, kesehatan: every row is a new record (a file imported twice is recorded twice)."
+    )
     return "\n".join(lines)
 
 
@@ -156,7 +171,7 @@ def read_table(path: Path) -> list[list[str | None]]:
         raise ImportRejected([f"row {reader.line_num}: {exc}"]) from exc
 
 
-def _describe(error: dict[str, Any], raw: dict[str, Any]) -> str:
+def _describe(kind: str, error: dict[str, Any], raw: dict[str, Any]) -> str:
     field = ".".join(str(p) for p in error["loc"]) or "row"
     if error["type"] == "missing":
         return f"{field}: required"
@@ -164,8 +179,8 @@ def _describe(error: dict[str, Any], raw: dict[str, Any]) -> str:
         return f"{field}: unknown column"
     value = raw.get(field)
     # Personal data is never repeated in a message: the row number and the column say where to look.
-    got = f" (got '{value[:40]}')" if isinstance(value, str) and field not in PERSONAL_FIELDS else ""
-    return f"{field}: {_HINTS.get(field, error['msg'])}{got}"
+    got = f" (got '{value[:40]}')" if isinstance(value, str) and field not in _NOT_ECHOED else ""
+    return f"{field}: {_hint(kind, field) or error['msg']}{got}"
 
 
 def _normalise(raw: dict[str, Any]) -> dict[str, Any]:
@@ -187,10 +202,13 @@ def _too_long(table: Any, row: dict[str, Any]) -> list[str]:
 
 
 def validate_rows(
-    kind: Kind, table: list[list[str | None]], room_exists: Callable[[str], bool] | None = None
+    kind: Kind,
+    table: list[list[str | None]],
+    room_exists: Callable[[str], bool] | None = None,
+    check: Callable[[dict[str, Any]], list[str]] | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """The file's columns and its rows as validated dicts; ImportRejected lists every problem found, including a
-    `kamar` for which `room_exists` (when given) is false."""
+    `kamar` for which `room_exists` (when given) is false and what `check` (when given) finds in a row."""
     model, orm_table, key = _TARGETS[kind]
     if not table or not any(table[0]):
         raise ImportRejected(["the file is empty: the first row must name the columns"])
@@ -215,10 +233,11 @@ def validate_rows(
             errors.append(f"row {number}: a value in column {unnamed[0]}, which has no name in row 1")
             continue
         raw = _normalise({h: v for h, v in zip(header, values, strict=False) if h and v is not None})
+        raw = pesantren.normalise(kind, raw)
         try:
             row = model.model_validate(raw).model_dump(include=set(columns))
         except ValidationError as exc:
-            errors += [f"row {number}: {_describe(dict(e), raw)}" for e in exc.errors()]
+            errors += [f"row {number}: {_describe(kind, dict(e), raw)}" for e in exc.errors()]
         else:
             errors += [f"row {number}: {problem}" for problem in _too_long(orm_table, row)]
             if room_exists is not None and row.get("kamar") and not room_exists(row["kamar"]):
@@ -226,8 +245,9 @@ def validate_rows(
                     f"row {number}: kamar: there is no room '{row['kamar'][:40]}' "
                     "(import the rooms first with 'import kamar', or add --buat-kamar)"
                 )
+            errors += [f"row {number}: {problem}" for problem in (check(row) if check else [])]
             rows.append(row)
-        if (value := raw.get(key)) is not None:
+        if key is not None and (value := raw.get(key)) is not None:
             if value in seen:
                 errors.append(f"row {number}: {key} '{value}' already appears in row {seen[value]}")
             seen.setdefault(value, number)
@@ -270,6 +290,12 @@ def import_file(sessions: sessionmaker[Session], kind: Kind, path: Path, *, crea
     with `create_rooms`, a room that students name and that is not stored is created instead of refused."""
     _, table, key = _TARGETS[kind]
     content = read_table(path)
+    if kind in pesantren.TARGETS:
+        with sessions() as session, session.begin():
+            _, rows = validate_rows(kind, content, check=pesantren.checker(session, kind))
+            added, updated = pesantren.write(session, kind, rows)
+        return ImportReport(added=added, updated=updated)
+    assert key is not None
     with sessions() as session, session.begin():
         room_exists = _room_finder(session)
         checked = room_exists if kind == "anak" and not create_rooms else None

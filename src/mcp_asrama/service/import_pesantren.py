@@ -1,0 +1,152 @@
+"""Importing the pesantren's records: the kinds of violation (`jenis_pelanggaran`, upserted by `kode`), and
+violations, hafalan deposits and clinic visits (`pelanggaran`, `hafalan`, `kesehatan`: each row a new record with
+a random handle, recorded by "import").
+
+`importer.py` reads and validates the file with the models named here, and asks `checker` about what only the
+database knows (the student, the kind) and what a model cannot say (a day after today, ayat beyond the surah);
+every problem names its row and column, and nothing is written unless every row passes.
+"""
+
+import secrets
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from mcp_asrama import quran
+from mcp_asrama.service.crud import common as crud_common
+from mcp_asrama.service.crud import hafalan as crud_hafalan
+from mcp_asrama.service.models import Anak, Hafalan, JenisPelanggaran, KunjunganKlinik, Pelanggaran
+from mcp_asrama.service.schemas.hafalan import HafalanIn
+from mcp_asrama.service.schemas.kesehatan import KATEGORI_KESEHATAN, KunjunganIn
+from mcp_asrama.service.schemas.pelanggaran import JenisPelanggaranIn, PelanggaranIn
+
+IMPORT_ACTOR = "import"
+
+TARGETS: dict[str, tuple[type[BaseModel], Any, str | None]] = {  # model, table, key (None: every row is new)
+    "jenis_pelanggaran": (JenisPelanggaranIn, JenisPelanggaran, "kode"),
+    "pelanggaran": (PelanggaranIn, Pelanggaran, None),
+    "hafalan": (HafalanIn, Hafalan, None),
+    "kesehatan": (KunjunganIn, KunjunganKlinik, None),
+}
+HINTS = {
+    "id_anak": "the id of a student in the database (1-64 letters, digits, '-', '_' or '.')",
+    "kode": "1-40 lower-case letters, digits, '_' or '-', e.g. membawa_hp",
+    "kategori": "one of ringan, sedang, berat",
+    "poin": "a whole number from 0 to 1000",
+    "tanggal": "a valid date YYYY-MM-DD, today at the latest",
+    "jenis": "a kode of 'import jenis_pelanggaran' (ziyadah or murajaah for hafalan)",
+    "surah": "the surah's number (1-114) or name (e.g. Al-Baqarah)",
+    "ayat_mulai": "a whole number from 1, within the surah",
+    "ayat_selesai": "a whole number from ayat_mulai, within the surah",
+    "nilai": "a whole number from 0 to 100",
+}
+KIND_HINTS = {  # where a column means something else in a kind
+    ("hafalan", "jenis"): "ziyadah (new) or murajaah (review)",
+    ("kesehatan", "kategori"): "one of " + ", ".join(KATEGORI_KESEHATAN),
+    ("pelanggaran", "jenis"): "a kode of the kinds stored (see 'import jenis_pelanggaran')",
+}
+MEANINGS: dict[str, dict[str, str]] = {
+    "jenis_pelanggaran": {
+        "kode": "the kind's code",
+        "nama": "what the kind is called",
+        "kategori": "how serious",
+        "poin": "default points",
+    },
+    "pelanggaran": {
+        "id_anak": "the student's id",
+        "tanggal": "the day",
+        "jenis": "the kind of violation",
+        "poin": "points (default: the kind's)",
+        "kategori": "how serious (default: the kind's)",
+        "keterangan": "a note, at most 500 characters",
+    },
+    "hafalan": {
+        "id_anak": "the student's id",
+        "tanggal": "the day of the deposit",
+        "jenis": "the kind of deposit",
+        "surah": "the surah",
+        "ayat_mulai": "first ayat",
+        "ayat_selesai": "last ayat",
+        "nilai": "the mark",
+        "penguji": "who heard it",
+    },
+    "kesehatan": {
+        "id_anak": "the student's id",
+        "tanggal": "the day of the visit",
+        "keluhan": "the complaint, at most 500 characters",
+        "kategori": "the category",
+        "tindakan": "what was done",
+        "obat": "medicine given",
+        "rujukan": "referred to",
+        "petugas": "the clinic staff member",
+    },
+}
+# Values never repeated in a message (notes that may be personal, and health data).
+NOT_ECHOED = frozenset({"keterangan", "keluhan", "tindakan", "obat", "rujukan"})
+HEALTH_FIELDS = frozenset({"keluhan", "tindakan", "obat", "rujukan"})
+
+
+def normalise(kind: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """A hafalan row may name its surah ("Al-Baqarah", "al baqarah", "Yasin"): the name becomes its number (one that
+    names no surah is left for the validation to refuse)."""
+    surah = raw.get("surah")
+    if kind == "hafalan" and isinstance(surah, str) and not surah.isdecimal() and (found := quran.find_surah(surah)):
+        raw["surah"] = str(found.nomor)
+    return raw
+
+
+def checker(session: Session, kind: str) -> Callable[[dict[str, Any]], list[str]] | None:
+    """What the database and the Qur'an say about a validated row of `kind`: its problems, each `column: why`."""
+    if kind == "jenis_pelanggaran":
+        return None
+
+    @cache
+    def student(id_anak: str) -> bool:
+        return bool(crud_common.existing_ids(session, Anak.id, [id_anak]))
+
+    @cache
+    def jenis(kode: str) -> bool:
+        return session.get(JenisPelanggaran, kode) is not None
+
+    today = date.today()
+
+    def check(row: dict[str, Any]) -> list[str]:
+        problems = []
+        if not student(row["id_anak"]):
+            problems.append(f"id_anak: there is no student '{row['id_anak']}' (import anak first)")
+        if row["tanggal"] > today:
+            problems.append("tanggal: after today")
+        if kind == "pelanggaran" and not jenis(row["jenis"]):
+            problems.append(f"jenis: there is no kind '{row['jenis']}' (see 'import jenis_pelanggaran')")
+        if kind == "hafalan" and (
+            why := crud_hafalan.check_range(row["surah"], row["ayat_mulai"], row["ayat_selesai"])
+        ):
+            problems.append(f"ayat_selesai: {why}")
+        return problems
+
+    return check
+
+
+def write(session: Session, kind: str, rows: list[dict[str, Any]]) -> tuple[int, int]:
+    """Store validated rows of `kind` in the session's transaction: (added, updated)."""
+    model, table, key = TARGETS[kind]
+    if key is not None:
+        existing = crud_common.existing_ids(session, getattr(table, key), [r[key] for r in rows])
+        crud_common.upsert(session, table, rows, key=(key,))
+        return len(rows) - len(existing), len(existing)
+    now = datetime.now(UTC)
+    full: list[dict[str, Any]] = [{name: row.get(name) for name in model.model_fields} for row in rows]
+    if kind == "pelanggaran":
+        kinds = {j.kode: j for j in session.scalars(select(JenisPelanggaran))}
+        for row in full:
+            row["poin"] = kinds[row["jenis"]].poin if row["poin"] is None else row["poin"]
+            row["kategori"] = row["kategori"] or kinds[row["jenis"]].kategori
+    for row in full:
+        row.update(id=secrets.token_urlsafe(12), dicatat_oleh=IMPORT_ACTOR, dibuat=now)
+    session.execute(insert(table), full)
+    return len(full), 0

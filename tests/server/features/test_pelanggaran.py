@@ -1,18 +1,21 @@
 """Discipline: one student's violations and the summary follow the scope (musyrif: his rooms, wali kelas: his class,
 bk: every student, office: all), the note and who recorded it never leave, and a violation is recorded only after
-the person confirms. Against the leaky upstream (every student has one `membawa_hp`, 25 points)."""
+the person confirms. Against the leaky upstream (every student has one `membawa_hp`, 25 points), then the real
+service."""
 
 import json
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 
+from tests.conftest import service_client
 from tests.server.conftest import connect, server_for
 from tests.server.support import call_error, call_ok, leaky_upstream
-from tests.server.support_records import CLINIC, RECORD_EXTRAS
+from tests.server.support_records import CLINIC, RECORD_EXTRAS, seed_pelanggaran
 
 pytestmark = pytest.mark.anyio
 
@@ -109,3 +112,54 @@ async def test_recording_a_violation_asks_first_and_a_decline_writes_nothing(era
         "Keterangan: di kelas\nSetujui untuk mencatat?"
     ]
     assert "tidak ditemukan" in outside and "membawa_hp" in unknown_kind and "hari ini" in future
+
+
+# --- against the real data service -------------------------------------------------------------------------------
+
+REAL = [(["kamar:Aisyah 2"], {"A003"}), (["kelas:7A"], {"A001", "A003"}), (["peran:bk"], {"A001", "A002", "A003"}),
+        (CLINIC, {"A001", "A002", "A003"}), (["all"], {"A001", "A002", "A003"})]  # fmt: skip
+
+
+@pytest.mark.parametrize(("scope", "seen"), REAL)
+async def test_real_violations_follow_the_scope(
+    service_app: FastAPI, era: str, scope: list[str], seen: set[str]
+) -> None:
+    await seed_pelanggaran(service_app)
+    async with connect(server_for(service_app, stdio_scope=scope), era) as client:
+        rekap = await call_ok(client, "rekap_pelanggaran", RANGE)
+        assert {r["id_anak"] for r in rekap["poin_terbanyak"]} == seen and rekap["jumlah_anak"] == len(seen)
+        outputs = [json.dumps(rekap)]
+        for id_anak in ("A001", "A002", "A003"):
+            if id_anak in seen:
+                body = await call_ok(client, "pelanggaran_anak", {"id_anak": id_anak, **RANGE})
+                assert body["jumlah"] == 1 and body["poin"] > 0
+                resource = await client.read_resource(f"asrama://anak/{id_anak}/pelanggaran")
+                outputs.append(resource.contents[0].text)
+            else:
+                await call_error(client, "pelanggaran_anak", {"id_anak": id_anak})
+    assert "catatan-rahasia" not in "".join(outputs) and "seed" not in "".join(outputs)
+
+
+@pytest.mark.parametrize("action", ["accept", "decline", "cancel"])
+async def test_a_musyrif_records_a_violation_only_when_confirmed(service_app: FastAPI, era: str, action: str) -> None:
+    asked: list[str] = []
+
+    async def answer(_ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action=action, content={"setuju": True} if action == "accept" else None)  # type: ignore[arg-type]
+
+    arguments = {"id_anak": "A003", "tanggal": "2026-10-06", "jenis": "membawa_hp", "keterangan": "di kelas"}
+    server = server_for(service_app, writes=True, stdio_scope=["kamar:Aisyah 2"])
+    async with Client(server, mode=era, cache=None, elicitation_callback=answer) as client:
+        body = await call_ok(client, "catat_pelanggaran", arguments)
+        outside = await call_error(client, "catat_pelanggaran", {**arguments, "id_anak": "A001"})
+    async with service_client(service_app) as rest:
+        stored = (await rest.get("/pelanggaran", params={"id_anak": "A003"})).json()["data"]
+    assert len(asked) == 1 and "Citra Lestari (A003)" in asked[0] and "tidak ditemukan" in outside
+    if action == "accept":
+        assert body["hasil"] == "ditulis" and body["pelanggaran"]["jenis"] == "membawa_hp"
+        assert [(r["jenis"], r["poin"], r["id"]) for r in stored] == [
+            ("membawa_hp", body["pelanggaran"]["poin"], body["pelanggaran"]["id_pelanggaran"])
+        ]
+    else:
+        assert body["hasil"] in ("ditolak", "dibatalkan") and stored == []

@@ -1,7 +1,7 @@
-"""A Hypothesis pass over the record-adding write tools of issue 10 against the real data service: whatever the
-model sends and whatever the person answers, in either era, nothing is written without an accepted, ticked
-confirmation (counted through the service's own lists after every call), and every answer is a clean result or a
-protocol error."""
+"""A Hypothesis pass over the record-adding write tools of issue 10 (violations, deposits, clinic visits) against
+the real data service: whatever the model sends and whatever the person answers, in either era, nothing is written
+without an accepted, ticked confirmation (counted through the service's own lists after every call), and every
+answer is a clean result or a protocol error."""
 
 from typing import Any
 
@@ -38,6 +38,13 @@ CALLS = st.one_of(
         ),
     ),
     st.tuples(
+        st.just("catat_pelanggaran"),
+        st.fixed_dictionaries(
+            {"id_anak": IDS, "tanggal": DATES, "jenis": mostly(["membawa_hp", "terlambat_sholat"], ["terbang", ""])},
+            optional={"keterangan": TEXT, "poin": mostly([None, 10], [-5, 5000])},
+        ),
+    ),
+    st.tuples(
         st.just("catat_kunjungan_klinik"),
         st.fixed_dictionaries(
             {"id_anak": IDS, "tanggal": DATES, "keluhan": TEXT, "kategori": mostly(["demam", "kulit"], ["flu"])},
@@ -48,9 +55,10 @@ CALLS = st.one_of(
 SCOPES = st.sampled_from([CLINIC, ["all"], ["kamar:Aisyah 2"], ["kelas:7A", "peran:kesehatan"]])
 
 
-async def counts(app: FastAPI) -> tuple[int, int]:
+async def counts(app: FastAPI) -> tuple[int, int, int]:
     async with service_client(app) as rest:
-        return tuple([(await rest.get(path)).json()["total"] for path in ("/hafalan", "/kesehatan")])  # type: ignore[return-value]
+        paths = ("/pelanggaran", "/hafalan", "/kesehatan")
+        return tuple([(await rest.get(path)).json()["total"] for path in paths])  # type: ignore[return-value]
 
 
 async def one_call(app: FastAPI, era: str, scope: list[str], call: Any, answers: list[Any]) -> tuple[bool, Any, Any]:

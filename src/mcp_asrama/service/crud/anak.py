@@ -2,7 +2,9 @@
 that writes take first."""
 
 from collections.abc import Sequence
+from datetime import date
 from itertools import product
+from typing import Any
 
 from sqlalchemy import ColumnElement, Integer, column, func, or_, select, text
 from sqlalchemy.orm import Session
@@ -64,6 +66,25 @@ def anak_filters(
         filters.append(Anak.status == status)
     if id_anak:
         filters.append(Anak.id == id_anak)
+    return filters
+
+
+def dated_filters(
+    session: Session,
+    tanggal: Any,
+    *,
+    id_anak: str | None,
+    kelas: str | None,
+    kamar: str | None,
+    dari: date | None,
+    sampai: date | None,
+) -> list[ColumnElement[bool]]:
+    """The student filters plus a range of days on `tanggal`, the date column of any domain's records."""
+    filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
+    if dari is not None:
+        filters.append(tanggal >= dari)
+    if sampai is not None:
+        filters.append(tanggal <= sampai)
     return filters
 
 

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
-from mcp_asrama.service.crud.anak import anak_filters
+from mcp_asrama.service.crud.anak import anak_filters, dated_filters
 from mcp_asrama.service.models import Anak, Hafalan
 
 PACE_DAYS = 28  # the pace is the ziyadah of the last 28 days (today included), per week
@@ -70,11 +70,9 @@ def search(
     offset: int,
 ) -> tuple[int, list[tuple[Hafalan, Anak]]]:
     """Deposits matching every given filter, latest first: (total, one page)."""
-    filters: list[ColumnElement[bool]] = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
-    if dari is not None:
-        filters.append(Hafalan.tanggal >= dari)
-    if sampai is not None:
-        filters.append(Hafalan.tanggal <= sampai)
+    filters = dated_filters(
+        session, Hafalan.tanggal, id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
+    )
     if jenis is not None:
         filters.append(Hafalan.jenis == jenis)
     base = select(Hafalan, Anak).join(Anak, Anak.id == Hafalan.id_anak).where(*filters)

@@ -4,10 +4,10 @@ here logs a field of a visit."""
 import secrets
 from datetime import UTC, date, datetime
 
-from sqlalchemy import ColumnElement, distinct, func, select
+from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session
 
-from mcp_asrama.service.crud.anak import anak_filters
+from mcp_asrama.service.crud.anak import dated_filters
 from mcp_asrama.service.models import Anak, KunjunganKlinik
 
 
@@ -43,23 +43,6 @@ def create(
     return record
 
 
-def _filters(
-    session: Session,
-    *,
-    id_anak: str | None,
-    kelas: str | None,
-    kamar: str | None,
-    dari: date | None,
-    sampai: date | None,
-) -> list[ColumnElement[bool]]:
-    filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
-    if dari is not None:
-        filters.append(KunjunganKlinik.tanggal >= dari)
-    if sampai is not None:
-        filters.append(KunjunganKlinik.tanggal <= sampai)
-    return filters
-
-
 def search(
     session: Session,
     *,
@@ -72,7 +55,9 @@ def search(
     offset: int,
 ) -> tuple[int, list[tuple[KunjunganKlinik, Anak]]]:
     """Visits matching every given filter, latest first: (total, one page)."""
-    filters = _filters(session, id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai)
+    filters = dated_filters(
+        session, KunjunganKlinik.tanggal, id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
+    )
     base = select(KunjunganKlinik, Anak).join(Anak, Anak.id == KunjunganKlinik.id_anak).where(*filters)
     total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
     order = (KunjunganKlinik.tanggal.desc(), KunjunganKlinik.dibuat.desc(), KunjunganKlinik.id)
@@ -84,7 +69,9 @@ def rekap(
     session: Session, *, dari: date, sampai: date, kelas: str | None, kamar: str | None
 ) -> tuple[int, int, dict[str, tuple[int, int]]]:
     """Over [dari, sampai]: (visits, distinct students, {kategori: (visits, distinct students)})."""
-    filters = _filters(session, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai)
+    filters = dated_filters(
+        session, KunjunganKlinik.tanggal, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
+    )
     base = select().select_from(KunjunganKlinik).join(Anak, Anak.id == KunjunganKlinik.id_anak).where(*filters)
     counts = (func.count(), func.count(distinct(KunjunganKlinik.id_anak)))
     kunjungan, anak = session.execute(base.add_columns(*counts)).one()

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, func, insert, select
+from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
 
-from mcp_asrama.service.crud.anak import anak_filters
+from mcp_asrama.service.crud.anak import dated_filters
 from mcp_asrama.service.models import Anak, JenisPelanggaran, Pelanggaran
 from mcp_asrama.service.schemas.pelanggaran import KATEGORI_PELANGGARAN
 
@@ -83,23 +83,6 @@ def create(
     return record
 
 
-def _filters(
-    session: Session,
-    *,
-    id_anak: str | None,
-    kelas: str | None,
-    kamar: str | None,
-    dari: date | None,
-    sampai: date | None,
-) -> list[ColumnElement[bool]]:
-    filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
-    if dari is not None:
-        filters.append(Pelanggaran.tanggal >= dari)
-    if sampai is not None:
-        filters.append(Pelanggaran.tanggal <= sampai)
-    return filters
-
-
 def search(
     session: Session,
     *,
@@ -113,7 +96,9 @@ def search(
 ) -> tuple[int, list[tuple[Pelanggaran, Anak, str]]]:
     """Violations matching every given filter, latest first: (total, one page of (violation, student, kind's
     name))."""
-    filters = _filters(session, id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai)
+    filters = dated_filters(
+        session, Pelanggaran.tanggal, id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
+    )
     base = (
         select(Pelanggaran, Anak, JenisPelanggaran.nama)
         .join(Anak, Anak.id == Pelanggaran.id_anak)
@@ -130,7 +115,9 @@ def rekap(
     session: Session, *, dari: date, sampai: date, kelas: str | None, kamar: str | None
 ) -> list[tuple[Anak, dict[str, int], int]]:
     """Per student with at least one violation in [dari, sampai]: (student, count per kategori, points)."""
-    filters = _filters(session, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai)
+    filters = dated_filters(
+        session, Pelanggaran.tanggal, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
+    )
     rows = session.execute(
         select(Anak, Pelanggaran.kategori, func.count(), func.sum(Pelanggaran.poin))
         .join(Anak, Anak.id == Pelanggaran.id_anak)

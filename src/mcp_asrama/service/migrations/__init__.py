@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DBAPIError
 
-from mcp_asrama.service.db import SQLITE_BUSY_TIMEOUT_MS
-
 if TYPE_CHECKING:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
@@ -129,7 +127,9 @@ def locked(conn: Connection) -> Iterator[None]:
     """A transaction on `conn` that no other process migrating the same database runs beside; committed at the end
     (rolled back on an error). On SQLite, with foreign keys off until then."""
     dialect = conn.dialect.name
+    usual_timeout = 0
     if dialect == "sqlite":
+        usual_timeout = int(conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one())
         # foreign_keys cannot change inside a transaction: set before BEGIN (pysqlite starts none for a PRAGMA).
         conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
         conn.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_LOCK_WAIT_MS}")
@@ -144,14 +144,14 @@ def locked(conn: Connection) -> Iterator[None]:
         raise
     finally:
         if dialect == "sqlite":
-            _restore_sqlite(conn)
+            _restore_sqlite(conn, usual_timeout)
 
 
-def _restore_sqlite(conn: Connection) -> None:
-    """Foreign keys on and the usual busy timeout again, or the connection is not given back to the pool."""
+def _restore_sqlite(conn: Connection, busy_timeout: int) -> None:
+    """Foreign keys on and the connection's usual busy timeout again, or it is not given back to the pool."""
     try:
         conn.exec_driver_sql("PRAGMA foreign_keys=ON")
-        conn.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        conn.exec_driver_sql(f"PRAGMA busy_timeout={busy_timeout}")
         conn.commit()
     except DBAPIError:
         conn.invalidate()

@@ -23,6 +23,7 @@ from mcp_asrama.invocation import shown
 from mcp_asrama.service.db import describe, make_engine, make_sessionmaker
 from mcp_asrama.service.models import Anak, Kamar
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
+from tests.e2e.conftest import free_port
 
 SISWA = "id;nama;kelas;nik\nA010;Dewi Anggraini;9C;3273014509120004\nA011;Eko Prasetyo;10A;\n"
 BROKEN = "id,nama,kelas,nik\nA010,Dewi,9C,12\nA011,,10A,\nA001,Ahmad Fauzi,8A,\n"
@@ -289,7 +290,7 @@ def test_public_host_without_token_refuses_before_serving_with_exit_2(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "tidak-dibuat.db"
-    assert cli.main([*argv, "--port", "8799", "--db", f"sqlite:///{db}"]) == 2
+    assert cli.main([*argv, "--port", str(free_port()), "--db", f"sqlite:///{db}"]) == 2  # refused before binding
     err = capsys.readouterr().err
     assert "refusing to serve student data" in err
     assert "ASRAMA_SERVICE_TOKEN" in err

@@ -2,125 +2,18 @@
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from mcp_asrama import __version__
-from mcp_asrama.config import DatabaseSettings, ServiceSettings, data_dir
+from mcp_asrama.config import data_dir
 from mcp_asrama.logs import configure_logging
+from mcp_asrama.ops.database import cmd_demo, cmd_import, cmd_service
 
-OLD_DEMO_DB = "demo.db"  # where `demo` kept its data in the data folder before it used the default database
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # in a source checkout (make run)
-
-
-def _cannot_open(db_url: str, exc: Exception) -> str:
-    """One line for a database that cannot be used: a path the system refuses, a server that does not answer
-    (never the password, never the driver's own message)."""
-    from mcp_asrama.service.db import describe
-
-    if isinstance(exc, OSError):
-        return f"cannot use {exc.filename or 'the database'}: {exc.strerror or type(exc).__name__}"
-    return f"database {describe(db_url)}: cannot open it ({type(exc).__name__}); check --db or ASRAMA_DB_URL"
-
-
-def _start_service(args: argparse.Namespace, run: Callable[[ServiceSettings], None]) -> int:
-    """Settings from the flags and the environment, with the service's token, then `run` them (until Ctrl+C)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from mcp_asrama.service.db import check_connection
-    from mcp_asrama.service.migrations import SchemaTooNew
-
-    overrides = {k: v for k, v in {"host": args.host, "port": args.port, "db_url": args.db}.items() if v is not None}
-    settings = ServiceSettings(**overrides)
-    try:
-        check_connection(settings.db_url)  # before the token is kept beside it
-        run(settings.with_token())
-    except SchemaTooNew as exc:
-        print(_schema_too_new(settings.db_url, exc), file=sys.stderr)
-        return 1
-    except (OSError, SQLAlchemyError) as exc:
-        print(_cannot_open(settings.db_url, exc), file=sys.stderr)
-        return 1
-    return 0
-
-
-def _schema_too_new(db_url: str, exc: Exception) -> str:
-    from mcp_asrama.service.db import describe
-
-    return f"database {describe(db_url)}: {exc}; nothing was changed"
-
-
-def _upgrade_only(args: argparse.Namespace) -> int:
-    """Bring the database's schema to this version's, say what was done, and exit (no token, no port)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from mcp_asrama.service.db import describe, make_engine
-    from mcp_asrama.service.migrations import SchemaTooNew, upgrade
-
-    db_url = (DatabaseSettings(db_url=args.db) if args.db is not None else DatabaseSettings()).db_url
-    try:
-        engine = make_engine(db_url)
-        try:
-            done = upgrade(engine)
-        finally:
-            engine.dispose()
-    except SchemaTooNew as exc:
-        print(_schema_too_new(db_url, exc), file=sys.stderr)
-        return 1
-    except (OSError, SQLAlchemyError) as exc:
-        print(f"{_cannot_open(db_url, exc)}; nothing was changed", file=sys.stderr)
-        return 1
-    print(f"database {describe(db_url)}: {done}")
-    return 0
-
-
-def cmd_service(args: argparse.Namespace) -> int:
-    """Run the data service (its database upgraded first), or with --upgrade only upgrade the database."""
-    if args.upgrade:
-        if args.demo:
-            print("service: --upgrade only upgrades the database and exits: leave out --demo", file=sys.stderr)
-            return 2
-        return _upgrade_only(args)
-    from mcp_asrama.launch import run_service
-
-    return _start_service(args, lambda settings: run_service(settings, demo=args.demo))
-
-
-def _old_demo_note(db_url: str) -> None:
-    """Say that the demo's file of an earlier version is left alone, and how to open it again."""
-    from mcp_asrama.invocation import shown
-    from mcp_asrama.service.db import describe
-
-    old = data_dir() / OLD_DEMO_DB
-    if old.is_file() and describe(db_url) != str(old.resolve()):
-        print(
-            f"note: {old} is the demo database of an earlier version and is no longer used (the demo now uses the "
-            f"same database as service and import); to open it again: {shown()} demo --db {old}",
-            file=sys.stderr,
-        )
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Run the data service on the default database (demo data added while it is empty) and the MCP server over
-    HTTP beside it."""
-    from mcp_asrama.launch import run_demo
-    from mcp_asrama.server.settings import ServerSettings
-
-    def run(service: ServiceSettings) -> None:
-        server = ServerSettings(
-            api_url=f"http://{service.host}:{service.port}",
-            api_token=service.token,
-            transport="http",
-            mcp_host=service.host,
-            mcp_port=args.mcp_port,
-        )
-        _old_demo_note(service.db_url)
-        run_demo(service, server)
-
-    return _start_service(args, run)
 
 
 SERVE_FLAGS = {  # flag destination -> ServerSettings field (the env name is ASRAMA_ + the field, upper case)
@@ -192,45 +85,6 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
         f"paste into {config_location()} (merge with any existing mcpServers), then restart Claude Desktop",
         file=sys.stderr,
     )
-    return 0
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    """Import students or rooms from a CSV or XLSX file into the database (all rows or none)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from mcp_asrama.service.db import describe, init_schema, make_engine, make_sessionmaker
-    from mcp_asrama.service.importer import ImportRejected, import_file
-    from mcp_asrama.service.migrations import SchemaTooNew
-
-    if args.buat_kamar and args.kind != "anak":
-        print("import: --buat-kamar creates the rooms that students name: use it with import anak", file=sys.stderr)
-        return 2
-    db_url = (DatabaseSettings(db_url=args.db) if args.db is not None else DatabaseSettings()).db_url
-    try:
-        engine = make_engine(db_url)
-        try:
-            init_schema(engine)
-            report = import_file(make_sessionmaker(engine), args.kind, Path(args.file), create_rooms=args.buat_kamar)
-        finally:
-            engine.dispose()
-    except SchemaTooNew as exc:
-        print(_schema_too_new(db_url, exc), file=sys.stderr)
-        return 1
-    except ImportRejected as rejected:
-        for line in rejected.errors:
-            print(line, file=sys.stderr)
-        print(f"{args.file}: {rejected} into {describe(db_url)}", file=sys.stderr)
-        return 1
-    except (OSError, SQLAlchemyError) as exc:
-        print(f"{_cannot_open(db_url, exc)}; nothing was imported", file=sys.stderr)
-        return 1
-    print(f"{args.file}: {report.added} added, {report.updated} updated ({args.kind}) in {describe(db_url)}")
-    if report.rooms_created:
-        print(
-            f"created {len(report.rooms_created)} room(s) the file names: {', '.join(report.rooms_created)} "
-            "(building from the students' jenis_kelamin, as many beds as students; set them with import kamar)"
-        )
     return 0
 
 

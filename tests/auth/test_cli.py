@@ -9,7 +9,7 @@ import pytest
 from mcp_asrama import cli
 from mcp_asrama.server.settings import ServerSettings
 from tests.auth.idp import new_rsa_key, public_pem
-from tests.e2e.conftest import EXECUTABLE, clean_env
+from tests.e2e.conftest import EXECUTABLE, clean_env, free_port
 
 ISSUER = "https://sso.example.sch.id/realms/sekolah"
 PUBLIC = "https://asrama.example.sch.id/mcp"
@@ -26,7 +26,7 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10"])  # noqa: S104
 def test_public_bind_without_auth_refuses_to_start(host: str, capsys: pytest.CaptureFixture[str]) -> None:
-    err = _refused(["serve", "--transport", "http", "--host", host, "--port", "8799"], capsys)
+    err = _refused(["serve", "--transport", "http", "--host", host, "--port", str(free_port())], capsys)
     assert f"refusing to serve children's data on {host} without authentication" in err
     assert "ASRAMA_AUTH=jwt" in err
 

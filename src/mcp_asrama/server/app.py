@@ -4,6 +4,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx2
 from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.mcpserver import MCPServer
@@ -11,7 +12,7 @@ from mcp.server.request_state import RequestStateSecurity
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.server import discovery, features
+from mcp_asrama.server import discovery, features, live
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
 from mcp_asrama.server.guard.access import SEMUA, Akses, current_principal
@@ -45,7 +46,11 @@ CACHE_HINTS: dict[CacheableMethod, CacheHint] = {  # `tools/list` is private whe
 
 
 def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport | None = None) -> AsramaServer:
-    """The asrama MCP server; `transport` lets tests reach the data service in process."""
+    """The asrama MCP server; `transport` lets tests reach the data service in process.
+
+    The lifespan follows the service's change feed for live updates, over the network only: an in-process transport
+    answers when the response is complete, and a feed never is.
+    """
 
     local = SEMUA if settings.stdio_scope is None else Akses.parse(settings.stdio_scope)
     keys = [key.get_secret_value() for key in settings.state_keys]
@@ -53,16 +58,20 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     verifier = auth.token_verifier(settings)
     limiter = ratelimit.RateLimiter(settings)
     claims = confirm.claim_store(settings.confirm_storage)
+    updates = live.Live()
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[AppState]:
         http = make_http_client(
             settings.base_url, token=settings.token, timeout=settings.api_timeout, transport=transport
         )
-        async with http:
+        async with http, anyio.create_task_group() as background:
+            if transport is None:
+                background.start_soon(updates.follow, http)
             try:
                 yield AppState(client=AsramaClient(http), scope_claim=settings.auth_scope_claim, local=local)
             finally:
+                background.cancel_scope.cancel()
                 claims.close()
 
     server = AsramaServer(
@@ -81,15 +90,15 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         middleware=[
             *(ratelimit.middleware(limiter) if ratelimit.applies(settings) else []),
             *audit.middleware(settings),
+            *updates.middleware(),
             *discovery.middleware(),
         ],
-        # Nothing publishes resource updates yet: without a bus `subscriptions/listen` is not served, and neither
-        # `resources.subscribe` nor `listChanged` is advertised (in either era).
-        subscriptions=False,
+        subscriptions=updates.bus,
     )
     server.verifier, server.limiter = verifier, limiter
     server.writable = lambda: writes.allowed(settings.writes)
     server.clinic = lambda: current_principal(settings.auth_scope_claim, local).akses.klinik
     confirm.install(server.middleware, claims, security.ttl)
+    updates.install(server)
     features.register(server)
     return server

@@ -14,6 +14,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from mcp_asrama.private_files import create_private, open_to_others
+from mcp_asrama.service.crud import perubahan
+from mcp_asrama.service.crud.perubahan import Retention
 
 log = logging.getLogger(__name__)
 
@@ -84,9 +86,12 @@ def check_connection(url: str) -> None:
         engine.dispose()
 
 
-def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    """Sessions that keep loaded objects usable after commit."""
-    return sessionmaker(engine, expire_on_commit=False)
+def make_sessionmaker(engine: Engine, retention: Retention | None = None) -> sessionmaker[Session]:
+    """Sessions that keep loaded objects usable after commit and store the changes they queue for the change feed
+    with each commit (pruning old ones by `retention` when given)."""
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    perubahan.listen(sessions, retention)
+    return sessions
 
 
 def describe(url: str) -> str:

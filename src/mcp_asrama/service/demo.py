@@ -19,6 +19,7 @@ from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import izin as crud_izin
 from mcp_asrama.service.crud import pelanggaran as crud_pelanggaran
+from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.models import Absensi, Anak, Hafalan, Kamar, KunjunganKlinik, Pelanggaran
 
 KELAS = [f"{tingkat}{rombel}" for tingkat in range(7, 13) for rombel in "ABC"]
@@ -185,6 +186,8 @@ def insert_school(session: Session, school: DemoSchool, chunk: int = 10_000) -> 
     _insert_all(session, Pelanggaran, school.pelanggaran(), chunk)
     _insert_all(session, Hafalan, school.hafalan(), chunk)
     _insert_all(session, KunjunganKlinik, school.kesehatan(), chunk)
+    for jenis in perubahan.JENIS:  # every kind, any record of it: one change-feed event each
+        perubahan.catat(session, jenis)
     session.commit()
     return count
 

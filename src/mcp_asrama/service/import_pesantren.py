@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from mcp_asrama import quran
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import hafalan as crud_hafalan
+from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.models import Anak, Hafalan, JenisPelanggaran, KunjunganKlinik, Pelanggaran
 from mcp_asrama.service.schemas.hafalan import HafalanIn
 from mcp_asrama.service.schemas.kesehatan import KATEGORI_KESEHATAN, KunjunganIn
@@ -32,6 +33,12 @@ TARGETS: dict[str, tuple[type[BaseModel], Any, str | None]] = {  # model, table,
     "pelanggaran": (PelanggaranIn, Pelanggaran, None),
     "hafalan": (HafalanIn, Hafalan, None),
     "kesehatan": (KunjunganIn, KunjunganKlinik, None),
+}
+FEED_KINDS: dict[str, perubahan.Jenis] = {
+    "jenis_pelanggaran": "pelanggaran",
+    "pelanggaran": "pelanggaran",
+    "hafalan": "hafalan",
+    "kesehatan": "kesehatan",
 }
 HINTS = {
     "id_anak": "the id of a student in the database (1-64 letters, digits, '-', '_' or '.')",
@@ -133,8 +140,10 @@ def checker(session: Session, kind: str) -> Callable[[dict[str, Any]], list[str]
 
 
 def write(session: Session, kind: str, rows: list[dict[str, Any]]) -> tuple[int, int]:
-    """Store validated rows of `kind` in the session's transaction: (added, updated)."""
+    """Store validated rows of `kind` in the session's transaction, with one change-feed event for the file (kinds
+    of violation: a `pelanggaran` one, their names show in every list): (added, updated)."""
     model, table, key = TARGETS[kind]
+    perubahan.catat(session, FEED_KINDS[kind])
     if key is not None:
         existing = crud_common.existing_ids(session, getattr(table, key), [r[key] for r in rows])
         crud_common.upsert(session, table, rows, key=(key,))

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mcp_asrama.service import import_pesantren as pesantren
 from mcp_asrama.service.crud import common as crud_common
+from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.models import Anak, Kamar
 from mcp_asrama.service.schemas.anak import AnakIn
 from mcp_asrama.service.schemas.kamar import KamarIn
@@ -287,7 +288,9 @@ def _missing_rooms(rows: list[dict[str, Any]], room_exists: Callable[[str], bool
 
 def import_file(sessions: sessionmaker[Session], kind: Kind, path: Path, *, create_rooms: bool = False) -> ImportReport:
     """Validate the whole file (a student's room against the database), then write every row in one transaction;
-    with `create_rooms`, a room that students name and that is not stored is created instead of refused."""
+    with `create_rooms`, a room that students name and that is not stored is created instead of refused. The
+    change feed gets one event of the kind for the whole file (any of them may have changed), and for students
+    also one of `kamar` when rooms were created or the file places students."""
     _, table, key = _TARGETS[kind]
     content = read_table(path)
     if kind in pesantren.TARGETS:
@@ -306,6 +309,9 @@ def import_file(sessions: sessionmaker[Session], kind: Kind, path: Path, *, crea
         column = getattr(table, key)
         existing = crud_common.existing_ids(session, column, [r[key] for r in rows])
         crud_common.upsert(session, table, rows, key=(key,))
+        perubahan.catat(session, "anak" if kind == "anak" else "kamar")
+        if kind == "anak" and (rooms or "kamar" in rows[0]):  # rooms created, or their occupancy may have changed
+            perubahan.catat(session, "kamar")
     return ImportReport(
         added=len(rows) - len(existing), updated=len(existing), rooms_created=tuple(r["nama"] for r in rooms)
     )

@@ -1,6 +1,7 @@
 """Attendance: one day with every student of the filter, a summary over a range, and writes with their history:
 every change of a record (new, overwritten, removed) leaves a row in `riwayat_absensi` saying old → new, who and
-under which confirmation; unchanged records are neither written nor recorded. Callers hold the students first
+under which confirmation, and an `absensi` event in the change feed; unchanged records are neither written nor
+recorded. Callers hold the students first
 (`crud.anak.lock_students`) and commit."""
 
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from typing import Any
 from sqlalchemy import and_, delete, func, select, tuple_
 from sqlalchemy.orm import Session
 
+from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.anak import anak_filters
 from mcp_asrama.service.crud.common import upsert
 from mcp_asrama.service.models import Absensi, Anak, RiwayatAbsensi
@@ -98,6 +100,8 @@ def write(session: Session, records: Sequence[Catatan], *, actor: str | None, ke
         )
         for c in changed
     )
+    for c in changed:
+        perubahan.catat(session, "absensi", tanggal=c.tanggal, id_anak=c.id_anak)
     session.flush()
     return changes
 

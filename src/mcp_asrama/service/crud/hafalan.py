@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
+from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.anak import anak_filters, dated_filters
 from mcp_asrama.service.models import Anak, Hafalan
 
@@ -53,6 +54,7 @@ def create(
         dibuat=datetime.now(UTC),
     )
     session.add(record)
+    perubahan.catat(session, "hafalan", tanggal=tanggal, id_anak=anak.id)
     session.flush()
     return record
 

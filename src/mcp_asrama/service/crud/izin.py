@@ -1,5 +1,7 @@
 """Leave (`izin`): asking for one marks the student's days `izin` and, while it runs, the student; ending it gives
-the student back and, when early, removes the izin records of the days from the return on. Callers hold the student
+the student back and, when early, removes the izin records of the days from the return on. Each records its
+change-feed events: the izin's (dated by its first day), its days' attendance, and the student's when the status
+changes. Callers hold the student
 first (`crud.anak.lock_students`) and commit."""
 
 import secrets
@@ -10,6 +12,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service.crud import absensi as crud_absensi
+from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.crud.anak import anak_filters
 from mcp_asrama.service.models import Anak, Izin
@@ -81,8 +84,10 @@ def create(
     session.add(izin)
     days = [Catatan(d, anak.id, "izin", keterangan(jenis)) for d in _days(dari, sampai)]
     crud_absensi.write(session, days, actor=actor, key=key)
-    if is_running(izin, today):
+    perubahan.catat(session, "izin", tanggal=dari, id_anak=anak.id)
+    if is_running(izin, today) and anak.status != "izin":
         anak.status = "izin"
+        perubahan.catat(session, "anak", id_anak=anak.id)
     session.flush()
     return izin
 
@@ -102,8 +107,10 @@ def end(session: Session, izin: Izin, anak: Anak, *, tanggal_kembali: date, acto
             and (r.status, r.keterangan) == ("izin", keterangan(izin.jenis))
         ]
         crud_absensi.write(session, ours, actor=actor, key=key)
+    perubahan.catat(session, "izin", tanggal=izin.dari, id_anak=anak.id)
     if anak.status == "izin":
         anak.status = "aktif"
+        perubahan.catat(session, "anak", id_anak=anak.id)
     session.flush()
 
 

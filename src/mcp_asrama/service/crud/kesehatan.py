@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime
 from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session
 
+from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.anak import dated_filters
 from mcp_asrama.service.models import Anak, KunjunganKlinik
 
@@ -39,6 +40,7 @@ def create(
         dibuat=datetime.now(UTC),
     )
     session.add(record)
+    perubahan.catat(session, "kesehatan", tanggal=tanggal, id_anak=anak.id)
     session.flush()
     return record
 

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
 
+from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.anak import dated_filters
 from mcp_asrama.service.models import Anak, JenisPelanggaran, Pelanggaran
 from mcp_asrama.service.schemas.pelanggaran import KATEGORI_PELANGGARAN
@@ -79,6 +80,7 @@ def create(
         dibuat=datetime.now(UTC),
     )
     session.add(record)
+    perubahan.catat(session, "pelanggaran", tanggal=tanggal, id_anak=anak.id)
     session.flush()
     return record
 

@@ -8,6 +8,7 @@ from mcp_asrama.service.models.idempotensi import Idempotensi
 from mcp_asrama.service.models.izin import Izin
 from mcp_asrama.service.models.kesehatan import KunjunganKlinik
 from mcp_asrama.service.models.pelanggaran import JenisPelanggaran, Pelanggaran
+from mcp_asrama.service.models.perubahan import Perubahan
 
 __all__ = [
     "Absensi",
@@ -20,5 +21,6 @@ __all__ = [
     "Kamar",
     "KunjunganKlinik",
     "Pelanggaran",
+    "Perubahan",
     "RiwayatAbsensi",
 ]

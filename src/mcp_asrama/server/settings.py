@@ -9,6 +9,7 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 from mcp_asrama.config import ConnectionLimits, comma_list, is_loopback, local_token
 
 MIN_STATE_KEY_BYTES = 32
+STORAGE_URL = r"^(memory://|rediss?://\S+)$"  # a `limits` storage: this process's memory, or a shared Redis
 
 
 class ServerSettings(ConnectionLimits):
@@ -43,6 +44,8 @@ class ServerSettings(ConnectionLimits):
     # How much, and what is recorded.
     rate_limit: str = Field("60/min", pattern=r"^[1-9]\d*/(s|sec|min|h|hour)$")
     rate_burst: int = Field(20, ge=1)
+    # Where the rate-limit windows are kept: this process's memory, or a Redis every replica shares (as below).
+    rate_limit_storage: str = Field("memory://", pattern=STORAGE_URL)
     audit_log: Path | None = None
     audit_key: Path | None = None  # a file holding the secret that makes the audit chain an HMAC chain
 
@@ -55,7 +58,7 @@ class ServerSettings(ConnectionLimits):
 
     # Where confirmations are claimed (each used once): this process's memory, or a Redis every replica shares
     # (`redis://host:6379/0`, `rediss://` with TLS; needs the `replicas` extra).
-    confirm_storage: str = Field("memory://", pattern=r"^(memory://|rediss?://\S+)$")
+    confirm_storage: str = Field("memory://", pattern=STORAGE_URL)
 
     _lists = field_validator("allowed_origins", "stdio_scope", "state_keys", mode="before")(comma_list)
 

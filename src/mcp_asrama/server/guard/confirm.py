@@ -27,13 +27,13 @@ from typing import Any, Protocol
 
 from limits import RateLimitItemPerSecond
 from limits.aio.strategies import FixedWindowRateLimiter
-from limits.storage import storage_from_string
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from mcp_asrama.server.guard import audit
+from mcp_asrama.server.guard.limits_storage import MEMORY, LimitsStorage
 
 
 def replayed() -> MCPError:
@@ -92,22 +92,19 @@ class SharedClaims:
     """Claims in a store every replica reaches (Redis), by `limits`' fixed window: one hit per key per TTL."""
 
     def __init__(self, uri: str) -> None:
-        import coredis  # only with the `replicas` extra
-
-        self._pool = coredis.ConnectionPool.from_url(uri)  # ours, so that `close` can let go of it
-        storage = storage_from_string(f"async+{uri}", connection_pool=self._pool)  # type: ignore[arg-type]  # passed on to coredis
-        self._limiter = FixedWindowRateLimiter(storage)
+        self._store = LimitsStorage(uri)
+        self._limiter = FixedWindowRateLimiter(self._store.storage)
 
     async def claim(self, key: str, ttl: float) -> bool:
         return await self._limiter.hit(RateLimitItemPerSecond(1, max(1, math.ceil(ttl))), "asrama-confirm", key)
 
     def close(self) -> None:
-        self._pool.disconnect()
+        self._store.close()
 
 
 def claim_store(uri: str) -> ClaimStore:
     """The store ASRAMA_CONFIRM_STORAGE names: `memory://` (this process) or a Redis URL (shared)."""
-    return MemoryClaims() if uri == "memory://" else SharedClaims(uri)
+    return MemoryClaims() if uri == MEMORY else SharedClaims(uri)
 
 
 def digest(sealed: str) -> str:

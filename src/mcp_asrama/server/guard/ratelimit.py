@@ -1,11 +1,24 @@
-"""Rate limits per subject: one token bucket per subject (`sub`), shared by the MCP and the HTTP layer.
+"""Rate limits per subject (`sub`), shared by the MCP and the HTTP layer, and by replicas through one store.
 
-`ASRAMA_RATE_LIMIT` (`60/min`; also `/s`, `/h`) is the refill rate and `ASRAMA_RATE_BURST` (20) the bucket's
-size. Limits apply to a shared server only: over HTTP with authentication (`applies`). The subject is the validated
-access token's subject (its client id when it has none). Buckets live in this process (see the README on
-replicas); a bucket idle long enough to be full again is forgotten, and at most `max_subjects` are kept.
+`ASRAMA_RATE_LIMIT` (`60/min`; also `/s`, `/h`) is the rate r and `ASRAMA_RATE_BURST` (20) the burst N: a subject
+may make at most N requests in any moving window of N/r seconds (rounded up to whole seconds; with the defaults, 20
+in any 20 s). A burst of N is served at once, and a subject that keeps going is held to the rate: r a second over
+every window. A request frees its place when it leaves the window (the moving window of the `limits` library, not
+a token bucket): after a full burst the next one waits until the burst's first request is a window old (20 s by
+default), then up to N again. Should N/r be under a second, the window is one second holding a second's worth of
+the rate (the rate wins over a smaller burst). Refused requests take nothing.
 
-What costs a token: every JSON-RPC request that reaches data or does work for it — `tools/call`, `resources/read`,
+The windows live in the store `ASRAMA_RATE_LIMIT_STORAGE` names (`limits_storage`): `memory://` (default, this
+process; a subject's entries are forgotten once they leave the window, so memory holds at most one window of
+requests) or a Redis every replica shares (`redis://host:6379/0`), where the check and the hit are one atomic
+script: replicas behind one balancer share one budget per subject. A store that cannot be reached (or answers
+later than `STORE_TIMEOUT`) lets the request through: rate limits protect against abuse, they are not a safety
+invariant like confirmation claims. That is logged at most once a minute, never answered with a 5xx.
+
+Limits apply to a shared server only: over HTTP with authentication (`applies`). The subject is the validated
+access token's subject (its client id when it has none).
+
+What costs a request: every JSON-RPC request that reaches data or does work for it — `tools/call`, `resources/read`,
 `prompts/get`, `completion/complete`, subscriptions, any method we do not know — and, over HTTP, any other request
 to the app (a GET, a body that is not JSON or is over the size limit). What does not:
 - notifications (`notifications/initialized`, `notifications/cancelled`, ...) and JSON-RPC responses: there is no
@@ -21,25 +34,25 @@ Where it is charged, so that nothing is charged twice:
 - `wrap_http`, in front of the SDK's authentication, charges every HTTP request except a `tools/call` (the method
   from the JSON body, which `routing_headers` read once and checked against the headers) and the free messages
   above, and marks the request as charged. Over the limit: HTTP 429 with `Retry-After` (seconds) and a JSON-RPC
-  error `-32029` carrying the request's id. A request without a valid bearer token costs a token of its client
-  address's bucket (an anonymous flood is refused cheaply), then the SDK answers 401.
+  error `-32029` carrying the request's id; `Retry-After` is when the window's oldest request leaves it (the store's
+  `get_window_stats`). A request without a valid bearer token is charged to its client address (an anonymous
+  flood is refused cheaply), then the SDK answers 401.
 - `middleware` charges what the HTTP layer left to it (a `tools/call` over HTTP) and, on stdio and in memory,
-  every request that costs a token. Over the limit, a `tools/call` is a tool error the model can read ("coba lagi
+  every request that costs. Over the limit, a `tools/call` is a tool error the model can read ("coba lagi
   dalam 12 detik"), and any other request a JSON-RPC error `-32029` with `data.retryAfter`.
 
-Refusals are logged at most once a minute per subject. The buckets are plain synchronous code (no `await` inside),
-hence atomic under asyncio; a lock keeps them safe should a worker thread ever use them too.
+Refusals are logged at most once a minute per subject.
 """
 
 import logging
 import math
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
+import anyio
+from limits import RateLimitItemPerSecond
+from limits.aio.strategies import MovingWindowRateLimiter
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
@@ -49,6 +62,7 @@ from mcp_types.methods import serialize_server_result
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.server.guard.access import LOCAL_SUBJECT
+from mcp_asrama.server.guard.limits_storage import LimitsStorage
 from mcp_asrama.server.methods import NO_DATA_METHODS
 from mcp_asrama.server.routing_headers import MESSAGE, UNREADABLE, json_rpc_error, request_id
 from mcp_asrama.server.settings import ServerSettings
@@ -62,8 +76,10 @@ EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
 WELL_KNOWN = "/.well-known/"
 # Set in the ASGI scope by `wrap_http` once it has charged a request; the MCP middleware then charges nothing.
 CHARGED = "mcp_asrama.ratelimit.charged"
-ANONYMOUS_PREFIX = "anonymous:"  # + the client address: the bucket of requests without a valid token
-LOG_EVERY = 60.0  # seconds between two log lines about one subject's refusals
+ANONYMOUS_PREFIX = "anonymous:"  # + the client address: the subject of requests without a valid token
+LOG_EVERY = 60.0  # seconds between two log lines about one subject's refusals, or about an unreachable store
+STORE_TIMEOUT = 1.0  # seconds a check may wait for the store before the request is let through
+NAMESPACE = "asrama-rate"  # the storage keys' prefix, apart from the confirmation claims'
 
 _PERIODS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "hour": 3600.0}
 
@@ -101,61 +117,44 @@ def subject_of(token: AccessToken | None) -> str:
     return token.subject or token.client_id
 
 
-@dataclass
-class _Bucket:
-    tokens: float
-    stamp: float
+def window(rate: float, burst: int) -> RateLimitItemPerSecond:
+    """At most `burst` requests in any N/r seconds (whole seconds, at least one, holding at least the rate)."""
+    seconds = max(1, math.ceil(burst / rate - 1e-9))
+    return RateLimitItemPerSecond(max(burst, math.floor(rate * seconds + 1e-9)), seconds)
 
 
 class RateLimiter:
-    """Token buckets keyed by subject: `rate` tokens a second up to `burst`; each request takes one."""
+    """One moving window per subject, in the store ASRAMA_RATE_LIMIT_STORAGE names; each request is one hit."""
 
-    def __init__(
-        self,
-        settings: ServerSettings,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        max_subjects: int = 10_000,
-    ) -> None:
+    def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self.rate = parse_rate(settings.rate_limit)
-        self.burst = settings.rate_burst
-        self.clock = clock
-        self.max_subjects = max_subjects
-        self._full_after = self.burst / self.rate  # seconds of idleness after which any bucket is full again
-        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()  # least recently used first
-        self._lock = threading.Lock()
+        self.item = window(parse_rate(settings.rate_limit), settings.rate_burst)
+        self._store = LimitsStorage(settings.rate_limit_storage)
+        self._strategy = MovingWindowRateLimiter(self._store.storage)
+        self._failed_at = -math.inf  # when an unreachable store was last logged
 
-    def __len__(self) -> int:
-        return len(self._buckets)
+    async def acquire(self, subject: str) -> float:
+        """One hit in `subject`'s window: 0.0 if granted (or if the store cannot say), else the seconds until the
+        window's oldest request leaves it."""
+        try:
+            with anyio.fail_after(STORE_TIMEOUT):
+                if await self._strategy.hit(self.item, NAMESPACE, subject):
+                    return 0.0
+                stats = await self._strategy.get_window_stats(self.item, NAMESPACE, subject)
+        except Exception as exc:  # fail open: an unreachable store must not take the server down with it
+            self._unreachable(exc)
+            return 0.0
+        return max(stats.reset_time - time.time(), 0.0)
 
-    def acquire(self, subject: str) -> float:
-        """Take one token from `subject`'s bucket: 0.0 if granted, else the seconds until one is available."""
-        with self._lock:
-            now = self.clock()
-            bucket = self._buckets.pop(subject, None)
-            if bucket is None:
-                bucket = _Bucket(tokens=float(self.burst), stamp=now)
-            else:
-                elapsed = max(0.0, now - bucket.stamp)
-                bucket.tokens = min(float(self.burst), bucket.tokens + elapsed * self.rate)
-                bucket.stamp = now
-            self._evict(now)
-            self._buckets[subject] = bucket
-            if bucket.tokens >= 1.0:
-                bucket.tokens -= 1.0
-                return 0.0
-            return (1.0 - bucket.tokens) / self.rate
+    def _unreachable(self, exc: Exception) -> None:
+        now = time.monotonic()
+        if now - self._failed_at >= LOG_EVERY:
+            self._failed_at = now
+            log.error("rate limit store unreachable; requests let through", extra={"error": type(exc).__name__})
 
-    def _evict(self, now: float) -> None:
-        """Forget buckets idle long enough to be full (a fresh one is the same), then the oldest over the cap."""
-        while self._buckets:
-            oldest = next(iter(self._buckets.values()))
-            if now - oldest.stamp < self._full_after:
-                break
-            self._buckets.popitem(last=False)
-        while len(self._buckets) >= self.max_subjects:
-            self._buckets.popitem(last=False)
+    def close(self) -> None:
+        """Let go of the store's connections (at the end of the server's lifespan)."""
+        self._store.close()
 
 
 _logged: dict[str, float] = {}  # subject -> when its last refusal was logged
@@ -200,7 +199,7 @@ def middleware(limiter: RateLimiter) -> list[ServerMiddleware[Any]]:
         if ctx.request_id is None or ctx.method in NO_DATA_METHODS or _charged_over_http(ctx):
             return await call_next(ctx)
         subject = subject_of(get_access_token())
-        wait = limiter.acquire(subject)
+        wait = await limiter.acquire(subject)
         if not wait:
             return await call_next(ctx)
         seconds = retry_seconds(wait)
@@ -248,13 +247,13 @@ class _HttpRateLimit:
             return
         payload = scope.get(MESSAGE, UNREADABLE)
         subject = await self._subject(scope)
-        if subject is None:  # no valid token: a bucket per client address, then the SDK answers 401
+        if subject is None:  # no valid token: charged to the client address, then the SDK answers 401
             client = scope.get("client")
             subject = f"{ANONYMOUS_PREFIX}{client[0] if client else 'unknown'}"
         elif not self._charged(scope, payload):
             await self.app(scope, receive, send)
             return
-        wait = self.limiter.acquire(subject)
+        wait = await self.limiter.acquire(subject)
         if wait:
             seconds = retry_seconds(wait)
             _log_refusal(subject, "http", seconds)
@@ -291,7 +290,7 @@ class _HttpRateLimit:
 
     @staticmethod
     def _charged(scope: Scope, payload: Any) -> bool:
-        """Whether this request costs a token here: anything but a tool call (the MCP layer charges those), a
+        """Whether this request is charged here: anything but a tool call (the MCP layer charges those), a
         free message, a notification or a response."""
         if scope.get("method") != "POST" or not isinstance(payload, dict):
             return True

@@ -89,7 +89,8 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """Check an audit file's chain (with its key, against anchors), or list who received a student's data."""
+    """Check audit files' chains (with their key, against anchors), or list who received or changed a student's
+    data across them."""
     import json
     from functools import cache
 
@@ -98,18 +99,23 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from mcp_asrama.server.settings import ServerSettings
 
     settings = cache(ServerSettings)  # read only for a default the flags leave open
-    path = Path(args.file) if args.file else settings().audit_log
-    if path is None:
+    named = [Path(file) for file in args.file] or [path for path in [settings().audit_log] if path is not None]
+    if not named:
         print("audit: give the audit file, or set ASRAMA_AUDIT_LOG", file=sys.stderr)
         return 2
-    if not path.is_file():
-        print(f"audit: {path} does not exist", file=sys.stderr)
+    try:
+        files = audit_check.audit_files(named)
+    except ValueError as exc:  # a path that does not exist, a folder without audit files
+        print(f"audit: {exc}", file=sys.stderr)
         return 2
     if args.audit_command in ("who-saw", "who-changed"):
         lookup = audit_check.who_saw if args.audit_command == "who-saw" else audit_check.who_changed
-        for entry in lookup(path, args.id_anak):
+        for entry in audit_check.merged(lookup, files, args.id_anak):
             print(json.dumps(entry, ensure_ascii=False))
         return 0
+    if len(files) > 1 and (args.expect_head or args.since):
+        print("audit: --expect-head and --since anchor one chain: give a single file", file=sys.stderr)
+        return 2
     key_file = Path(args.key) if args.key else settings().audit_key
     try:
         head = audit_check.Anchor.parse(args.expect_head, head=True) if args.expect_head else None
@@ -118,9 +124,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     except ValueError as exc:  # an anchor that is not SEQ:HASH, an unusable key file
         print(f"audit: {exc}", file=sys.stderr)
         return 2
-    intact, verdict = audit_check.verify(path, key=key, expect_head=head, since=since)
-    print(verdict, file=sys.stdout if intact else sys.stderr)
-    return 0 if intact else 1
+    broken = 0
+    for path in files:  # each replica's file is a chain of its own
+        intact, verdict = audit_check.verify(path, key=key, expect_head=head, since=since)
+        print(verdict if len(files) == 1 else f"{path}: {verdict}", file=sys.stdout if intact else sys.stderr)
+        broken += not intact
+    return 1 if broken else 0
 
 
 class _HelpWithColumns(argparse.Action):
@@ -245,10 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     importer.set_defaults(func=cmd_import)
 
+    files_help = "audit files, or folders meaning every *.jsonl in them (default ASRAMA_AUDIT_LOG)"
     audit = commands.add_parser("audit", help="check the disclosure audit log, or see who received a student's data")
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
-    verify = audit_commands.add_parser("verify", help="check the chain and its anchors; names the first break")
-    verify.add_argument("file", nargs="?", help="audit file (default ASRAMA_AUDIT_LOG)")
+    verify = audit_commands.add_parser(
+        "verify", help="check each file's chain (and one file's anchors); names the first break"
+    )
+    verify.add_argument("file", nargs="*", help=files_help)
     verify.add_argument("--key", metavar="FILE", help="the key of a keyed (HMAC) log (default ASRAMA_AUDIT_KEY)")
     verify.add_argument(
         "--expect-head", metavar="SEQ:HASH", help="a head kept earlier: it must still be the last entry"
@@ -262,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for lookup in (who, changed):
         lookup.add_argument("id_anak")
-        lookup.add_argument("file", nargs="?", help="audit file (default ASRAMA_AUDIT_LOG)")
+        lookup.add_argument("file", nargs="*", help=files_help)
     audit.set_defaults(func=cmd_audit)
     return parser
 

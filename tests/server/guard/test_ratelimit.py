@@ -162,6 +162,14 @@ async def test_a_store_that_never_answers_lets_requests_through_after_the_timeou
         bucket.close()
 
 
+def test_the_storage_setting_takes_memory_or_a_redis_url() -> None:
+    assert ServerSettings().rate_limit_storage == "memory://"
+    assert ServerSettings(rate_limit_storage="rediss://cache.sekolah:6380/1").rate_limit_storage.startswith("rediss://")
+    for wrong in ("memcached://x", "redis://", "file:///tmp/windows", ""):
+        with pytest.raises(ValueError, match="rate_limit_storage"):
+            ServerSettings(rate_limit_storage=wrong)
+
+
 def test_settings_refuse_a_rate_of_zero() -> None:
     with pytest.raises(ValueError, match="rate_limit"):
         limiter("0/min")

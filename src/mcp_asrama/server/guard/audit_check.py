@@ -1,6 +1,10 @@
 """Reading the disclosure audit: `verify` the chain (with the key, and against anchors kept elsewhere), and
 `who_saw` a student's data and `who_changed` it (see `audit`, `audit_seal`).
 
+Replicas each write a chain of their own (one file each, e.g. `audit/mcp-1.jsonl`): `audit_files` names them all
+(a folder meaning every `*.jsonl` in it), each chain is verified on its own, and `merged` orders the lookups of
+every file by time.
+
 An anchor is an entry's number and seal, `SEQ:HASH`, as `verify` prints the head: copied at a known point (daily,
 when rotating) to another machine or to paper. `--since SEQ:HASH` checks that the entry still exists with that seal
 (the log may have grown since); `--expect-head` that it is still the last one.
@@ -8,7 +12,7 @@ when rotating) to another machine or to paper. `--since SEQ:HASH` checks that th
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,23 @@ from typing import Any
 from mcp_asrama.server.guard.audit_seal import GENESIS, sha256_hex, unseal
 
 _ANCHOR = re.compile(r"(?:([1-9]\d{0,17}):)?([0-9a-f]{64})")
+
+
+def audit_files(named: Sequence[Path]) -> list[Path]:
+    """The audit files `named`: a file itself, a folder every `*.jsonl` in it (sorted by name); ValueError naming a
+    path that does not exist or a folder without any."""
+    files: list[Path] = []
+    for path in named:
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+            if not found:
+                raise ValueError(f"{path} holds no *.jsonl audit files")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ValueError(f"{path} does not exist")
+    return list(dict.fromkeys(files))  # a file named twice is read once
 
 
 @dataclass(frozen=True)
@@ -206,3 +227,14 @@ def who_changed(path: Path, id_anak: str) -> list[dict[str, Any]]:
                 more = {k: v for k, v in change.items() if k != "id"}
                 found.append({**{k: entry.get(k) for k in _WHO}, "confirmation": write.get("confirmation"), **more})
     return found
+
+
+def merged(
+    lookup: Callable[[Path, str], list[dict[str, Any]]], files: Sequence[Path], id_anak: str
+) -> list[dict[str, Any]]:
+    """`lookup` (`who_saw`, `who_changed`) over every file, ordered by time; with several files each entry names its
+    `file` (an entry's `seq` counts within its own file's chain)."""
+    if len(files) == 1:
+        return lookup(files[0], id_anak)
+    found = [{**entry, "file": str(path)} for path in files for entry in lookup(path, id_anak)]
+    return sorted(found, key=lambda entry: str(entry.get("time") or ""))  # stable: ties keep file and chain order

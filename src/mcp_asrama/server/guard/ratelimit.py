@@ -91,7 +91,7 @@ def applies(settings: ServerSettings) -> bool:
 
 
 def parse_rate(text: str) -> float:
-    """Tokens per second from `N/s`, `N/min` or `N/h` (also `sec`, `hour`)."""
+    """Requests per second from `N/s`, `N/min` or `N/h` (also `sec`, `hour`)."""
     count, _, period = text.strip().partition("/")
     if not count.strip().isdigit() or period.strip() not in _PERIODS:
         raise ValueError(f"rate limit {text!r} is not of the form N/s, N/min or N/h")
@@ -144,7 +144,7 @@ class RateLimiter:
         except Exception as exc:  # fail open: an unreachable store must not take the server down with it
             self._unreachable(exc)
             return 0.0
-        return max(stats.reset_time - time.time(), 0.0)
+        return max(stats.reset_time - time.time(), 1e-3)  # refused, even if the window freed a place meanwhile
 
     def _unreachable(self, exc: Exception) -> None:
         now = time.monotonic()

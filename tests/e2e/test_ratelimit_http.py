@@ -6,6 +6,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.e2e.conftest import EXECUTABLE, free_port, start, stop, wait_until_up
 
@@ -30,11 +32,13 @@ def local_url(server_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
         stop(process)
 
 
-def test_the_local_operator_on_loopback_without_auth_is_never_throttled(local_url: str) -> None:
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "daftar_kamar", "arguments": {}}}
-    read = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "asrama://kamar"}}
-    with httpx2.Client(timeout=10) as http:
+@pytest.mark.anyio
+async def test_the_local_operator_on_loopback_without_auth_is_never_throttled(local_url: str) -> None:
+    async with (
+        Client(streamable_http_client(local_url), mode="legacy", cache=None) as client,
+        httpx2.AsyncClient(timeout=10) as http,
+    ):
         for _ in range(15):
-            assert http.post(local_url, json=call, headers=HEADERS).json()["result"]["isError"] is False
-            assert http.post(local_url, json=read, headers=HEADERS).status_code == 200
-            assert http.get(local_url).status_code == 405  # no stream to hold open (and never a 429)
+            assert not (await client.call_tool("daftar_kamar", {})).is_error
+            assert (await client.read_resource("asrama://kamar")).contents
+            assert (await http.get(local_url, headers=HEADERS)).status_code == 405  # no stream (and never a 429)

@@ -73,6 +73,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
             finally:
                 background.cancel_scope.cancel()
                 claims.close()
+                limiter.close()
 
     server = AsramaServer(
         "asrama",

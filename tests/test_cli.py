@@ -24,6 +24,7 @@ from mcp_asrama.service.db import describe, make_engine, make_sessionmaker
 from mcp_asrama.service.models import Anak, Kamar
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
 from tests.e2e.conftest import free_port
+from tests.http_rpc import reply
 
 SISWA = "id;nama;kelas;nik\nA010;Dewi Anggraini;9C;3273014509120004\nA011;Eko Prasetyo;10A;\n"
 BROKEN = "id,nama,kelas,nik\nA010,Dewi,9C,12\nA011,,10A,\nA001,Ahmad Fauzi,8A,\n"
@@ -522,12 +523,14 @@ def test_demo_command_uses_the_configured_database_and_leaves_an_old_demo_file_a
     assert _counts(service.url, _token(tmp_path))["anak"] == 300
     # The MCP server beside it got the generated token: the demo needs no set-up.
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "cari_anak", "arguments": {}}}
-    answer = httpx2.post(
-        f"http://127.0.0.1:{mcp_port}/mcp",
-        json=call,
-        headers={"Accept": "application/json, text/event-stream"},
-        timeout=30,
-    ).json()["result"]
+    answer = reply(
+        httpx2.post(
+            f"http://127.0.0.1:{mcp_port}/mcp",
+            json=call,
+            headers={"Accept": "application/json, text/event-stream"},
+            timeout=30,
+        )
+    )["result"]
     assert answer["structuredContent"]["total"] == 300
     assert service.stop() == 0
     log = service.log.read_text()

@@ -21,6 +21,7 @@ from mcp_asrama.server.transport import http_app
 from tests.auth.conftest import TOKEN, needs_redis, uvicorn_thread
 from tests.auth.support import MODERN, rpc
 from tests.e2e.conftest import free_port
+from tests.http_rpc import reply
 
 pytestmark = pytest.mark.e2e
 
@@ -61,9 +62,7 @@ def server_with_write(counter: Counter, **settings: Any) -> Iterator[str]:
 
 
 def call(url: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
-    answer = httpx2.post(url, json=body, headers={**headers, "Mcp-Name": "tulis"}, timeout=15).json()
-    assert isinstance(answer, dict)
-    return answer
+    return reply(httpx2.post(url, json=body, headers={**headers, "Mcp-Name": "tulis"}, timeout=15))
 
 
 def first_round(url: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:

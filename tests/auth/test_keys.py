@@ -12,6 +12,7 @@ from tests.auth.conftest import Mcp, jwt_settings, mcp_in_thread, mcp_process
 from tests.auth.idp import Idp, new_rsa_key, public_pem
 from tests.auth.support import ERAS, TIMEOUT, post
 from tests.conftest import TOKEN
+from tests.http_rpc import reply
 
 pytestmark = pytest.mark.e2e
 
@@ -88,7 +89,7 @@ def test_public_key_file_mode_accepts_tokens_of_that_key(pem_mcp: Mcp, idp: Idp,
         token=idp.mint(pem_mcp.public_url, kid="whatever", key=idp.keys["k1"]),
     )  # fmt: skip
     assert response.status_code == 200
-    assert response.json()["result"]["structuredContent"]["nama"] == "Ahmad Fauzi"
+    assert reply(response)["result"]["structuredContent"]["nama"] == "Ahmad Fauzi"
     assert idp.jwks_requests == before  # the JWKS URL is never asked
 
 

@@ -11,6 +11,7 @@ import pytest
 from tests.auth.conftest import Mcp, mcp_in_thread
 from tests.auth.idp import Idp
 from tests.auth.support import MODERN, rpc
+from tests.http_rpc import reply
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +56,7 @@ def test_matching_headers_in_the_handshake_era_are_served(jwt_mcp: Mcp, idp: Idp
     headers = {"Mcp-Method": "tools/call", "Mcp-Name": "detail_anak"}
     answer = send(jwt_mcp, idp.mint(jwt_mcp.public_url), body, headers)
     assert answer.status_code == 200
-    assert answer.json()["result"]["structuredContent"]["nama"] == "Ahmad Fauzi"
+    assert reply(answer)["result"]["structuredContent"]["nama"] == "Ahmad Fauzi"
 
 
 @pytest.mark.parametrize("version_header", [None, "2025-06-18"])

@@ -11,6 +11,7 @@ from mcp.shared.exceptions import MCPError
 from tests.auth.conftest import Mcp
 from tests.auth.idp import Idp, b64url, hmac_signed, new_rsa_key, public_pem, unsigned
 from tests.auth.support import ERAS, MODERN, bearer_client, post
+from tests.http_rpc import reply
 
 pytestmark = pytest.mark.e2e
 
@@ -59,7 +60,7 @@ ACCEPTED: dict[str, Callable[[Idp, str], str]] = {
 def test_accepted_tokens(jwt_mcp: Mcp, idp: Idp, make: Callable[[Idp, str], str], era: str) -> None:
     response = post(jwt_mcp.url, era=era, token=make(idp, jwt_mcp.public_url))
     assert response.status_code == 200, response.text
-    assert response.json()["result"]["tools"][0]["name"] == "cari_anak"
+    assert reply(response)["result"]["tools"][0]["name"] == "cari_anak"
 
 
 # --- 401 and the metadata it points to -------------------------------------------------------------------------

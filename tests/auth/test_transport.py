@@ -10,6 +10,7 @@ from tests.auth.conftest import ALLOWED_ORIGIN, Mcp, jwt_settings, mcp_in_thread
 from tests.auth.idp import Idp
 from tests.auth.support import ERAS, MODERN, TIMEOUT, post, rpc
 from tests.e2e.conftest import free_port
+from tests.http_rpc import reply
 
 pytestmark = pytest.mark.e2e
 
@@ -146,7 +147,7 @@ def test_body_just_under_one_mib_is_served(jwt_mcp: Mcp, idp: Idp) -> None:
     assert len(body) <= MIB
     response = httpx2.post(jwt_mcp.url, content=body, headers=headers, timeout=TIMEOUT)
     assert response.status_code == 200
-    assert response.json()["result"]["isError"] is True  # a name that long is an argument error, not a crash
+    assert reply(response)["result"]["isError"] is True  # a name that long is an argument error, not a crash
 
 
 # --- header/body mismatch (2026-07-28) ---------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from tests.auth.conftest import Mcp, jwt_process, jwt_settings, mcp_in_thread, m
 from tests.auth.idp import Idp
 from tests.auth.support import MODERN, TIMEOUT, post, rpc
 from tests.conftest import TOKEN
+from tests.http_rpc import reply
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -101,9 +102,7 @@ def roll_call(tanggal: str, *entri: tuple[str, str]) -> dict[str, Any]:
 
 def send(url: str, body: dict[str, Any], headers: dict[str, str], bearer: str) -> dict[str, Any]:
     answer = httpx2.post(url, json=body, headers={**headers, "Authorization": f"Bearer {bearer}"}, timeout=TIMEOUT)
-    parsed = answer.json()
-    assert isinstance(parsed, dict), answer.text
-    return parsed
+    return reply(answer)
 
 
 def ask(
@@ -177,7 +176,7 @@ async def sdk_client(url: str, bearer: str, mode: str, person: Person) -> AsyncI
 def tool_names(url: str, bearer: str, era: str) -> set[str]:
     answer = post(url, "tools/list", era=era, token=bearer)
     assert answer.status_code == 200, answer.text
-    return {tool["name"] for tool in answer.json()["result"]["tools"]}
+    return {tool["name"] for tool in reply(answer)["result"]["tools"]}
 
 
 # --- 1. who sees the write tools ---------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import pytest
 from mcp import Client
 
 from tests.auth.support import MODERN, rpc
+from tests.http_rpc import reply
 
 pytestmark = pytest.mark.e2e
 
@@ -36,7 +37,7 @@ def test_http_answers_malformed_json_with_parse_error(mcp_url: str) -> None:
 
 def test_discover_lists_every_served_version_and_advertises_no_subscriptions(mcp_url: str) -> None:
     body, headers = rpc("server/discover", era=MODERN)
-    discovered = httpx2.post(mcp_url, json=body, headers=headers, timeout=5).json()["result"]
+    discovered = reply(httpx2.post(mcp_url, json=body, headers=headers, timeout=5))["result"]
     assert discovered["supportedVersions"] == [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
     capabilities = discovered["capabilities"]
     assert capabilities["resources"] == {"subscribe": False, "listChanged": False}
@@ -45,18 +46,18 @@ def test_discover_lists_every_served_version_and_advertises_no_subscriptions(mcp
         "subscriptions/listen", {"notifications": {"resourceSubscriptions": ["asrama://kamar"]}}, era=MODERN
     )
     listen = httpx2.post(mcp_url, json=body, headers=headers, timeout=5)
-    assert listen.json()["error"]["code"] == -32601
+    assert reply(listen)["error"]["code"] == -32601
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
 def test_each_listed_handshake_version_is_served_and_advertises_no_subscriptions(mcp_url: str, version: str) -> None:
     params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     body, headers = rpc("initialize", params)
-    initialized = httpx2.post(mcp_url, json=body, headers=headers, timeout=5).json()["result"]
+    initialized = reply(httpx2.post(mcp_url, json=body, headers=headers, timeout=5))["result"]
     assert initialized["protocolVersion"] == version
     assert initialized["capabilities"]["resources"] == {"subscribe": False, "listChanged": False}
     body, headers = rpc("resources/subscribe", {"uri": "asrama://kamar"})
-    assert httpx2.post(mcp_url, json=body, headers=headers, timeout=5).json()["error"]["code"] == -32601
+    assert reply(httpx2.post(mcp_url, json=body, headers=headers, timeout=5))["error"]["code"] == -32601
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])

@@ -10,6 +10,7 @@ import httpx2
 import pytest
 
 from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop
+from tests.http_rpc import reply
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +33,7 @@ class Demo:
             "params": {"name": "cari_anak", "arguments": arguments},
         }
         headers = {"Accept": "application/json, text/event-stream"}
-        result = httpx2.post(self.mcp_url, json=call, headers=headers, timeout=30).json()["result"]
+        result = reply(httpx2.post(self.mcp_url, json=call, headers=headers, timeout=30))["result"]
         assert result["isError"] is False, result
         return dict(result["structuredContent"])
 

@@ -160,8 +160,11 @@ class HealthOrLimit:
 
 
 def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
-    """The stateless Streamable HTTP app at /mcp (JSON responses) behind the Host/Origin gate (health checks
-    answer any Host), the health routes and body limit, the routing-header check, then the rate limiter.
+    """The stateless Streamable HTTP app at /mcp behind the Host/Origin gate (health checks answer any Host), the
+    health routes and body limit, the routing-header check, then the rate limiter.
+
+    Responses are SSE streams, so that a request's progress notifications travel ahead of its result (the SDK
+    drops them in JSON mode); errors the SDK or our layers decide before a handler runs stay JSON.
 
     With ASRAMA_AUTH=jwt the SDK requires a valid bearer token on /mcp (401 with `WWW-Authenticate` naming the
     Protected Resource Metadata, 403 `insufficient_scope`) and serves that metadata at the RFC 9728 path.
@@ -169,7 +172,7 @@ def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
     mcp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
-        json_response=True,
+        json_response=False,
         # The gate checks Host and Origin on every path and bind; the SDK would only on loopback, only on /mcp.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=settings.max_body_bytes,

@@ -35,7 +35,7 @@ from mcp_asrama.server.arguments import (
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import CREATES, JSON, NO_ACCESS, READ_ONLY, Result, add_tools, not_future
-from mcp_asrama.server.guard import audit, writes
+from mcp_asrama.server.guard import audit, scoped_records, writes
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 LATEST = 10
@@ -99,7 +99,7 @@ async def ringkas_hafalan(reader: Terbatas, id_anak: str) -> HasilHafalanAnak:
     anak = await satu_anak(reader, id_anak)
     try:
         progres = await reader.client.progres_hafalan(id_anak=anak.id)
-        deposits, _ = await reader.setoran(anak.id)
+        deposits, _ = await scoped_records.setoran(reader, anak.id)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     mine = next((p for p in progres.data if p.id_anak == anak.id), ProgresAnak(id_anak=anak.id))
@@ -133,7 +133,7 @@ async def progres_hafalan(
     Filter opsional: kelas (mis. '7A'), kamar."""
     reader = terbatas(ctx)
     try:
-        progres = await reader.progres_hafalan(kelas=kelas, kamar=kamar)
+        progres = await scoped_records.progres_hafalan(reader, kelas=kelas, kamar=kamar)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     rows = sorted(progres.data, key=lambda r: -r.ayat)

@@ -27,7 +27,7 @@ from mcp_asrama.server.arguments import IdAnak, Kamar, KategoriKesehatan, Kelas,
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import CREATES, NO_ACCESS, READ_ONLY, Result, add_tools, check_range, not_future
-from mcp_asrama.server.guard import audit, writes
+from mcp_asrama.server.guard import audit, scoped_records, writes
 from mcp_asrama.server.guard.audit import SMALL_GROUP
 from mcp_asrama.server.guard.scoped import terbatas
 
@@ -117,8 +117,8 @@ async def kesehatan_anak(
     check_range(dari, sampai)
     anak = await satu_anak(reader, id_anak)
     try:
-        found, complete = await reader.kunjungan(
-            klinik=True, id_anak=anak.id, kelas=None, kamar=None, dari=dari, sampai=sampai
+        found, complete = await scoped_records.kunjungan(
+            reader, klinik=True, id_anak=anak.id, kelas=None, kamar=None, dari=dari, sampai=sampai
         )
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
@@ -157,7 +157,7 @@ async def rekap_kesehatan(
     check_range(dari, sampai)
     reader = terbatas(ctx)
     try:
-        rekap = await reader.rekap_kesehatan(dari, sampai, kelas=kelas, kamar=kamar)
+        rekap = await scoped_records.rekap_kesehatan(reader, dari, sampai, kelas=kelas, kamar=kamar)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     rows = [

@@ -32,7 +32,7 @@ from mcp_asrama.server.features.common import (
     check_range,
     not_future,
 )
-from mcp_asrama.server.guard import audit, writes
+from mcp_asrama.server.guard import audit, scoped_records, writes
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 TOP = 10
@@ -98,7 +98,9 @@ async def ringkas_pelanggaran(
     view = reader.pelanggaran_view()
     anak = await satu_anak(view, id_anak)
     try:
-        found, complete = await view.pelanggaran(id_anak=anak.id, kelas=None, kamar=None, dari=dari, sampai=sampai)
+        found, complete = await scoped_records.pelanggaran(
+            view, id_anak=anak.id, kelas=None, kamar=None, dari=dari, sampai=sampai
+        )
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     rows = [p for p in found if p.id_anak == anak.id]
@@ -142,7 +144,7 @@ async def rekap_pelanggaran(
     check_range(dari, sampai)
     view = terbatas(ctx).pelanggaran_view()
     try:
-        rekap = await view.rekap_pelanggaran(dari, sampai, kelas=kelas, kamar=kamar)
+        rekap = await scoped_records.rekap_pelanggaran(view, dari, sampai, kelas=kelas, kamar=kamar)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     top = sorted(rekap.per_anak, key=lambda r: (-r.poin, -r.jumlah))[:TOP]

@@ -5,13 +5,13 @@ extension adds the `/anak` pages of the filter's students, to find who has no re
 `kamar:Al-Fatih 1, kelas:7A` each read becomes one request per room or class in scope (intersected with the
 caller's own filters); the answers are merged, de-duplicated and filtered again on the rows themselves, so a
 student outside the scope never counts, is never named and never listed — even if the upstream ignored a filter.
+Every read that walks units or pages, and every range rekap, reports each upstream request as progress.
 """
 
-from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Protocol
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -22,22 +22,14 @@ from mcp_asrama.client.models import (
     Anak,
     CatatanAbsensi,
     Izin,
-    JumlahKategori,
     JumlahStatus,
     Kamar,
-    KategoriKesehatan,
-    Pelanggaran,
-    ProgresAnak,
-    ProgresHafalan,
-    RataRata,
     RekapAbsensi,
     RekapAnak,
-    RekapKesehatan,
-    RekapPelanggaran,
-    Setoran,
 )
 from mcp_asrama.server.core import state_of
 from mcp_asrama.server.guard.access import Akses, fold
+from mcp_asrama.server.progress import Kemajuan, pages_left
 
 # A scoped search, or a day's students listed through `/anak`, gathers every match; beyond this it gives up.
 MAX_SCOPED_ROWS = 5_000
@@ -46,18 +38,7 @@ IZIN_PAGE = 500  # the service's largest page of izin
 STATUSES = ("hadir", "izin", "sakit", "alpa")
 
 Unit = tuple[str | None, str | None]  # (kelas, kamar) filters of one upstream request
-RECORD_PAGE = 500  # the service's largest page of pelanggaran, hafalan and kesehatan records
-KATEGORI_KESEHATAN = ("demam", "batuk-pilek", "pencernaan", "cedera", "kulit", "lainnya")
-
-
-class _Page(Protocol):
-    @property
-    def total(self) -> int: ...
-    @property
-    def data(self) -> Any: ...
-
-
-Fetch = Callable[[str | None, str | None, int], Awaitable[_Page]]  # (kelas, kamar, offset) -> one page
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,10 +56,11 @@ class OutOfReach(NotFound):
 
 @dataclass(frozen=True)
 class Terbatas:
-    """The data-service client seen through one principal's `Akses`."""
+    """The data-service client seen through one principal's `Akses`, counting its requests in `kemajuan`."""
 
     client: AsramaClient
     akses: Akses
+    kemajuan: Kemajuan = field(default_factory=Kemajuan)
 
     def units(self, kelas: str | None, kamar: str | None) -> list[Unit]:
         """Upstream filter pairs that together cover exactly the visible part of (kelas, kamar)."""
@@ -92,6 +74,16 @@ class Terbatas:
             if kelas is None or fold(kelas) == fold(klass):
                 units.append((klass, kamar))
         return list(dict.fromkeys(units))
+
+    async def per_unit(self, units: list[Unit], fetch: Callable[[str | None, str | None], Awaitable[T]]) -> list[T]:
+        """One upstream request per unit, in order, each a step of progress."""
+        self.kemajuan.expect(len(units))
+        found = []
+        for unit_kelas, unit_kamar in units:
+            await self.kemajuan.step()
+            found.append(await fetch(unit_kelas, unit_kamar))
+        await self.kemajuan.done()
+        return found
 
     def visible(self, *, kelas: str | None, kamar: str | None) -> bool:
         """Whether a row of `kelas`/`kamar` may be shown."""
@@ -107,13 +99,16 @@ class Terbatas:
             )
             return found.total, found.data
         merged: dict[str, Anak] = {}
-        for unit_kelas, unit_kamar in self.units(kelas, kamar):
+        units = self.units(kelas, kamar)
+        self.kemajuan.expect(len(units))
+        for unit_kelas, unit_kamar in units:
             matches = await self._everyone(nama, unit_kelas, unit_kamar, status)
             if matches is None:
                 raise ToolError(
                     "Terlalu banyak anak yang cocok untuk didaftar; persempit dengan nama, kelas atau kamar."
                 )
             merged.update((a.id, a) for a in matches if self.visible(kelas=a.kelas, kamar=a.kamar))
+        await self.kemajuan.done()
         ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
         return len(ordered), ordered[offset : offset + limit]
 
@@ -124,9 +119,12 @@ class Terbatas:
         `MAX_SCOPED_ROWS`, or pages that do not add up to its total (a tutorial-contract service ignores `offset`)."""
         found: dict[str, Anak] = {}
         while True:
+            await self.kemajuan.step()
             page = await self.client.cari_anak(
                 nama=nama, kelas=kelas, kamar=kamar, status=status, limit=PAGE, offset=len(found)
             )
+            if not found:
+                self.kemajuan.expect(pages_left(min(page.total, MAX_SCOPED_ROWS), len(page.data), PAGE))
             fresh = {a.id: a for a in page.data if a.id not in found}
             if len(fresh) < len(page.data):
                 return None  # a row repeated: the pages overlap
@@ -156,7 +154,10 @@ class Terbatas:
         listed through `/anak`. When a service cannot list them, only the records (`lengkap` false)."""
         merged: dict[str, CatatanAbsensi] = {}
         lengkap = True
-        for unit_kelas, unit_kamar in self.units(kelas, kamar):
+        units = self.units(kelas, kamar)
+        self.kemajuan.expect(len(units))
+        for unit_kelas, unit_kamar in units:
+            await self.kemajuan.step()
             day = await self.client.absensi(tanggal, kelas=unit_kelas, kamar=unit_kamar, semua_anak=True)
             rows = day.data
             if not day.semua_anak:  # not our extension: rows may lack kelas/kamar, and nobody unrecorded is in them
@@ -168,6 +169,7 @@ class Terbatas:
                 wanted = self._matches(record.kelas, kelas) and self._matches(record.kamar, kamar)
                 if wanted and self.visible(kelas=record.kelas, kamar=record.kamar):
                     merged.setdefault(record.id_anak, record)
+        await self.kemajuan.done()
         rows = [r for r in merged.values() if lengkap or r.status != BELUM_DICATAT]
         return Hari(rows, lengkap)
 
@@ -191,13 +193,13 @@ class Terbatas:
 
     def _require(self, records: list[CatatanAbsensi], *, kelas: bool, kamar: bool) -> None:
         """Rows must say which class and room they belong to whenever we must filter or scope on them."""
-        needed = [field for field, wanted in (("kelas", kelas), ("kamar", kamar)) if wanted or not self.akses.semua]
-        for field in needed:
-            if any(getattr(r, field) is None for r in records):
+        needed = [name for name, wanted in (("kelas", kelas), ("kamar", kamar)) if wanted or not self.akses.semua]
+        for name in needed:
+            if any(getattr(r, name) is None for r in records):
                 raise ToolError(
-                    f"Layanan data asrama tidak menyertakan {field} pada data absensi, jadi filter {field} atau "
-                    f"batas wewenang tidak bisa diterapkan. Panggil tanpa filter {field}, lalu cocokkan dengan "
-                    f"cari_anak({field}=...)."
+                    f"Layanan data asrama tidak menyertakan {name} pada data absensi, jadi filter {name} atau "
+                    f"batas wewenang tidak bisa diterapkan. Panggil tanpa filter {name}, lalu cocokkan dengan "
+                    f"cari_anak({name}=...)."
                     if self.akses.semua
                     else "Layanan data asrama tidak menyertakan kelas/kamar pada data absensi, jadi data tidak bisa "
                     "dibatasi sesuai wewenang Anda. Minta admin memakai layanan yang menyertakannya."
@@ -207,7 +209,9 @@ class Terbatas:
         """The day's row of each of `ids` this principal may see (`belum_dicatat` without a record), by id; an
         unknown or invisible id is absent. None when the service cannot look students up by id (not ours)."""
         found: dict[str, CatatanAbsensi] = {}
+        self.kemajuan.expect(pages_left(len(ids), 0, PAGE))
         for start in range(0, len(ids), PAGE):
+            await self.kemajuan.step()
             day = await self.client.absensi(tanggal, semua_anak=True, ids=ids[start : start + PAGE])
             if not day.semua_anak:
                 return None
@@ -215,6 +219,7 @@ class Terbatas:
             found.update(
                 (r.id_anak, r) for r in day.data if r.id_anak in wanted and self.visible(kelas=r.kelas, kamar=r.kamar)
             )
+        await self.kemajuan.done()
         return found
 
     async def daftar_izin(
@@ -222,14 +227,12 @@ class Terbatas:
     ) -> tuple[list[Izin], bool]:
         """The visible izin of the filters, latest first, and whether that is all of them (each upstream request
         gives at most `IZIN_PAGE`)."""
-        merged: dict[str, Izin] = {}
-        complete = True
-        for unit_kelas, unit_kamar in self.units(kelas, kamar):
-            page = await self.client.daftar_izin(
-                aktif=aktif, kelas=unit_kelas, kamar=unit_kamar, tanggal=tanggal, limit=IZIN_PAGE
-            )
-            complete = complete and page.total <= len(page.data)
-            merged.update((i.id, i) for i in page.data if self.visible(kelas=i.kelas, kamar=i.kamar))
+        pages = await self.per_unit(
+            self.units(kelas, kamar),
+            lambda k, m: self.client.daftar_izin(aktif=aktif, kelas=k, kamar=m, tanggal=tanggal, limit=IZIN_PAGE),
+        )
+        complete = all(page.total <= len(page.data) for page in pages)
+        merged = {i.id: i for page in pages for i in page.data if self.visible(kelas=i.kelas, kamar=i.kamar)}
         ordered = sorted(merged.values(), key=lambda i: (i.dari, i.id), reverse=True)
         return ordered, complete
 
@@ -248,11 +251,15 @@ class Terbatas:
         self, dari: date, sampai: date, *, kelas: str | None, kamar: str | None, id_anak: str | None, top: int
     ) -> RekapAbsensi:
         """Counts over a range for the visible students, with per-student rows (most absent first)."""
+        limit = top if self.akses.semua else None  # full access: one request, the service's own totals
+        rekaps = await self.per_unit(
+            self.units(kelas, kamar),
+            lambda k, m: self.client.rekap(dari, sampai, kelas=k, kamar=m, id_anak=id_anak, limit=limit),
+        )
         if self.akses.semua:
-            return await self.client.rekap(dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, limit=top)
+            return rekaps[0]
         merged: dict[str, RekapAnak] = {}
-        for unit_kelas, unit_kamar in self.units(kelas, kamar):
-            rekap = await self.client.rekap(dari, sampai, kelas=unit_kelas, kamar=unit_kamar, id_anak=id_anak)
+        for rekap in rekaps:
             for row in rekap.per_anak:
                 if self.visible(kelas=row.kelas, kamar=row.kamar):
                     merged.setdefault(row.id_anak, row)
@@ -260,138 +267,12 @@ class Terbatas:
         total = JumlahStatus(**{s: sum(getattr(r, s) for r in rows) for s in STATUSES})
         return RekapAbsensi(dari=dari, sampai=sampai, total=total, jumlah_anak=len(rows), per_anak=rows)
 
-    # --- pelanggaran, hafalan, kesehatan (issue 10) ---
-
     def pelanggaran_view(self) -> "Terbatas":
         """The same service as this principal may see violations: every student with `peran:bk`."""
-        return Terbatas(self.client, self.akses.untuk_pelanggaran())
-
-    async def _records(
-        self, fetch: Fetch, kelas: str | None, kamar: str | None, *, one_student: bool = False
-    ) -> tuple[list[Any], bool]:
-        """Every visible record of the filters, each once, page by page; and whether that is all of them (each
-        upstream filter gives at most `MAX_SCOPED_ROWS`). `one_student`: the fetch names one student, so one
-        upstream filter, whatever the scope (its rows are still checked)."""
-        merged: dict[str, Any] = {}
-        complete = True
-        units = [(kelas, kamar)] if one_student else self.units(kelas, kamar)
-        for unit_kelas, unit_kamar in units:
-            offset = 0
-            while True:
-                page = await fetch(unit_kelas, unit_kamar, offset)
-                merged.update((r.id, r) for r in page.data if self.visible(kelas=r.kelas, kamar=r.kamar))
-                offset += len(page.data)
-                if offset >= page.total or not page.data:
-                    break
-                if offset >= MAX_SCOPED_ROWS:
-                    complete = False
-                    break
-        ordered = sorted(merged.values(), key=lambda r: (r.tanggal, r.id), reverse=True)
-        return ordered, complete
-
-    async def pelanggaran(
-        self, *, id_anak: str | None, kelas: str | None, kamar: str | None, dari: date | None, sampai: date | None
-    ) -> tuple[list[Pelanggaran], bool]:
-        """Visible violations (call on `pelanggaran_view()`), latest first, and whether that is all of them."""
-
-        def fetch(k: str | None, m: str | None, offset: int) -> Awaitable[_Page]:
-            return self.client.daftar_pelanggaran(
-                id_anak=id_anak, kelas=k, kamar=m, dari=dari, sampai=sampai, limit=RECORD_PAGE, offset=offset
-            )
-
-        return await self._records(fetch, kelas, kamar, one_student=id_anak is not None)
-
-    async def rekap_pelanggaran(
-        self, dari: date, sampai: date, *, kelas: str | None, kamar: str | None
-    ) -> RekapPelanggaran:
-        """Violations over a range for the visible students (call on `pelanggaran_view()`), most points first."""
-        if self.akses.semua:
-            return await self.client.rekap_pelanggaran(dari, sampai, kelas=kelas, kamar=kamar)
-        merged: dict[str, Any] = {}
-        for unit_kelas, unit_kamar in self.units(kelas, kamar):
-            rekap = await self.client.rekap_pelanggaran(dari, sampai, kelas=unit_kelas, kamar=unit_kamar)
-            merged.update((r.id_anak, r) for r in rekap.per_anak if self.visible(kelas=r.kelas, kamar=r.kamar))
-        rows = sorted(merged.values(), key=lambda r: (-r.poin, -r.jumlah, r.id_anak))
-        fields = ("ringan", "sedang", "berat", "jumlah", "poin")
-        total = JumlahKategori(**{f: sum(getattr(r, f) for r in rows) for f in fields})
-        return RekapPelanggaran(dari=dari, sampai=sampai, jumlah_anak=len(rows), total=total, per_anak=rows)
-
-    async def setoran(self, id_anak: str) -> tuple[list[Setoran], bool]:
-        """One student's visible deposits, latest first, and whether that is all of them."""
-
-        def fetch(k: str | None, m: str | None, offset: int) -> Awaitable[_Page]:
-            return self.client.daftar_hafalan(id_anak=id_anak, limit=RECORD_PAGE, offset=offset)
-
-        return await self._records(fetch, None, None, one_student=True)
-
-    async def progres_hafalan(
-        self, *, kelas: str | None, kamar: str | None, id_anak: str | None = None
-    ) -> ProgresHafalan:
-        """Memorisation progress of every visible student of the filters, most ayat first."""
-        if self.akses.semua:
-            return await self.client.progres_hafalan(id_anak=id_anak, kelas=kelas, kamar=kamar)
-        merged: dict[str, ProgresAnak] = {}
-        for unit_kelas, unit_kamar in self.units(kelas, kamar):
-            found = await self.client.progres_hafalan(id_anak=id_anak, kelas=unit_kelas, kamar=unit_kamar)
-            merged.update((r.id_anak, r) for r in found.data if self.visible(kelas=r.kelas, kamar=r.kamar))
-        rows = sorted(merged.values(), key=lambda r: (-r.ayat, r.id_anak))
-        n = len(rows)
-        rata = RataRata(
-            ayat=round(sum(r.ayat for r in rows) / n, 1) if n else 0,
-            juz=round(sum(r.juz for r in rows) / n, 2) if n else 0,
-        )
-        return ProgresHafalan(jumlah_anak=n, rata_rata=rata, data=rows)
-
-    async def kunjungan(
-        self,
-        *,
-        klinik: bool,
-        id_anak: str | None,
-        kelas: str | None,
-        kamar: str | None,
-        dari: date | None,
-        sampai: date | None,
-    ) -> tuple[list[Any], bool]:
-        """Visible clinic visits, latest first: with health details (`KunjunganKlinik`) only when `klinik` and the
-        principal has `peran:kesehatan`, else `Kunjungan` (no detail is even parsed)."""
-        klinik = klinik and self.akses.klinik
-
-        def fetch(k: str | None, m: str | None, offset: int) -> Awaitable[_Page]:
-            return self.client.daftar_kunjungan(
-                klinik=klinik,
-                id_anak=id_anak,
-                kelas=k,
-                kamar=m,
-                dari=dari,
-                sampai=sampai,
-                limit=RECORD_PAGE,
-                offset=offset,
-            )
-
-        return await self._records(fetch, kelas, kamar, one_student=id_anak is not None)
-
-    async def rekap_kesehatan(
-        self, dari: date, sampai: date, *, kelas: str | None, kamar: str | None
-    ) -> RekapKesehatan:
-        """Visits and distinct students per category over a range, for the visible students (counts only)."""
-        if self.akses.semua:
-            return await self.client.rekap_kesehatan(dari, sampai, kelas=kelas, kamar=kamar)
-        visits, complete = await self.kunjungan(
-            klinik=False, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
-        )
-        if not complete:
-            raise ToolError("Terlalu banyak kunjungan klinik untuk direkap; persempit rentang, kelas atau kamar.")
-        per_visit = Counter(v.kategori for v in visits)
-        students: dict[str, set[str]] = {}
-        for v in visits:
-            students.setdefault(v.kategori, set()).add(v.id_anak)
-        kinds = [*KATEGORI_KESEHATAN, *sorted(set(per_visit) - set(KATEGORI_KESEHATAN))]
-        rows = [KategoriKesehatan(kategori=k, kunjungan=per_visit[k], anak=len(students.get(k, ()))) for k in kinds]
-        anak = len({v.id_anak for v in visits})
-        return RekapKesehatan(dari=dari, sampai=sampai, kunjungan=len(visits), anak=anak, per_kategori=rows)
+        return Terbatas(self.client, self.akses.untuk_pelanggaran(), self.kemajuan)
 
 
 def terbatas(ctx: Context[Any, Any]) -> Terbatas:
     """The data service as the principal of this request may see it."""
     state = state_of(ctx)
-    return Terbatas(state.client, state.principal().akses)
+    return Terbatas(state.client, state.principal().akses, Kemajuan(ctx))

@@ -179,12 +179,34 @@ def tally_accept_failures(loop: asyncio.AbstractEventLoop) -> None:
     loop.set_exception_handler(handle)
 
 
+class ClosingServer(uvicorn.Server):
+    """A uvicorn server that first ends the app's long-lived streams when asked to stop: uvicorn waits for open
+    responses to finish before the app's lifespan ends, and a stream that only ends when its client goes would
+    hold the process up for ever."""
+
+    def __init__(self, config: uvicorn.Config, closing: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self.closing = closing
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """End the streams (`closing`), then uvicorn's shutdown: refuse new connections, drain, end the lifespan."""
+        if self.closing is not None:
+            self.closing()
+        await super().shutdown(sockets)
+
+
 def make_server(
-    app: Any, host: str, port: int, limits: ConnectionLimits, *, plain_paths: Iterable[str] = ()
+    app: Any,
+    host: str,
+    port: int,
+    limits: ConnectionLimits,
+    *,
+    plain_paths: Iterable[str] = (),
+    closing: Callable[[], None] | None = None,
 ) -> uvicorn.Server:
     """A uvicorn server for `app` under `limits`, logging access by route template (`plain_paths`: paths without
-    values that may be logged as they are when no route matched)."""
-    return uvicorn.Server(LimitedConfig(AccessLog(app, plain_paths), host, port, limits))
+    values that may be logged as they are when no route matched); `closing` ends the app's streams on shutdown."""
+    return ClosingServer(LimitedConfig(AccessLog(app, plain_paths), host, port, limits), closing)
 
 
 def listen(server: uvicorn.Server) -> socket.socket:

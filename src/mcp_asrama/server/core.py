@@ -92,7 +92,8 @@ class AsramaServer(MCPServer[Any]):
     """MCPServer with strict tool schemas, protocol errors for unknown names, and masked failures.
 
     `verifier` and `limiter` are the token verifier (None without auth) and the rate limiter, shared with the
-    HTTP layer; `writable` tells whether the caller of the request in progress may write.
+    HTTP layer; `writable` tells whether the caller of the request in progress may write; `close_listens` ends the
+    open `subscriptions/listen` streams (at shutdown).
     """
 
     _closed_tools: dict[str, Tool] | None = None
@@ -100,6 +101,7 @@ class AsramaServer(MCPServer[Any]):
     limiter: RateLimiter  # set by build_server
     writable: Callable[[], bool] = staticmethod(lambda: False)
     clinic: Callable[[], bool] = staticmethod(lambda: False)
+    close_listens: Callable[[], None] = staticmethod(lambda: None)  # ends every open listen stream gracefully
 
     def add_tool(self, *args: Any, **kwargs: Any) -> None:
         """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use."""

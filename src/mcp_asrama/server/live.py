@@ -8,9 +8,10 @@ listeners of every replica; nothing is shared between replicas but the service.
   subscribing to one.
 - Handshake era: `resources/subscribe` / `resources/unsubscribe`. `MCPServer` serves neither and has no public hook
   for it: `install` registers them on the low-level server (`MCPServer._lowlevel_server`, private), which then
-  also advertises `resources.subscribe` in `initialize`. A subscription lives as long as its session, and needs a
-  session that can hear the server between requests (stdio): over stateless HTTP there is none, and the host is
-  told to listen instead.
+  also advertises `resources.subscribe` in `initialize`. A subscription belongs to the connection (its standalone
+  channel carries the updates) and ends with it; the request context reaches the connection only through its
+  session's private `_connection`. It needs a connection that can hear the server between requests (stdio): over
+  stateless HTTP there is none, and the host is told to listen instead.
 
 Which resources a change touches (`touched`): attendance → `asrama://absensi/{tanggal}` and the student
 (`asrama://anak/{id}`, whose status may follow); izin → the student; a student → the student and `asrama://kamar`
@@ -21,22 +22,23 @@ resource. Health records have no resource: nothing is pushed about them.
 
 import logging
 import re
-import weakref
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 import httpx2
+from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError
-from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     EmptyResult,
+    ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParams,
     SubscribeRequestParams,
     SubscriptionsListenRequestParams,
     UnsubscribeRequestParams,
@@ -96,12 +98,12 @@ class Live:
     def __init__(self) -> None:
         self.bus = InMemorySubscriptionBus()
         self._listened: Counter[str] = Counter()  # URIs of the open `subscriptions/listen` streams
-        self._sessions: weakref.WeakKeyDictionary[ServerSession, set[str]] = weakref.WeakKeyDictionary()
+        self._connections: dict[Connection, set[str]] = {}  # handshake-era subscriptions, until the connection ends
 
     def subscribed(self) -> set[str]:
         """Every URI somebody in this process is subscribed to."""
         held = set(self._listened)
-        for uris in list(self._sessions.values()):
+        for uris in self._connections.values():
             held |= uris
         return held
 
@@ -117,16 +119,17 @@ class Live:
         """One update per URI: to the listen streams (the bus) and to handshake-era sessions subscribed to it."""
         for uri in sorted(uris):
             await self.bus.publish(ResourceUpdated(uri=uri))
-            for session, held in list(self._sessions.items()):
+            for connection, held in list(self._connections.items()):
                 if uri in held:
-                    await self._tell(session, uri)
+                    await self._tell(connection, uri)
 
-    async def _tell(self, session: ServerSession, uri: str) -> None:
+    async def _tell(self, connection: Connection, uri: str) -> None:
+        update = ResourceUpdatedNotification(params=ResourceUpdatedNotificationParams(uri=uri))
         try:
-            await session.send_resource_updated(uri)
-        except Exception as exc:  # a session that went away: forget it, never stop telling the others
-            log.info("dropping a subscription of a closed session", extra={"error": type(exc).__name__})
-            self._sessions.pop(session, None)
+            await connection.outbound.notify(update.method, update.params.model_dump(mode="json", exclude_none=True))
+        except Exception as exc:  # a connection that went away: forget it, never stop telling the others
+            log.info("dropping the subscriptions of a closed connection", extra={"error": type(exc).__name__})
+            self._connections.pop(connection, None)
 
     async def check(self, ctx: ServerRequestContext[Any, Any], uris: Iterable[str]) -> None:
         """Refuse (`-32602`) a subscription to anything the caller may not read right now."""
@@ -163,12 +166,16 @@ class Live:
             raise MCPError(code=INVALID_REQUEST, message=NO_SESSION)
         uri = str(params.uri)
         await self.check(ctx, [uri])
-        self._sessions.setdefault(ctx.session, set()).add(uri)
+        connection = ctx.session._connection  # private: see the module docstring
+        if connection not in self._connections:
+            self._connections[connection] = set()
+            connection.exit_stack.callback(self._connections.pop, connection, None)
+        self._connections[connection].add(uri)
         return EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams) -> EmptyResult:
         """Handshake era: end this session's subscription to one resource (nothing to end is fine)."""
-        self._sessions.get(ctx.session, set()).discard(str(params.uri))
+        self._connections.get(ctx.session._connection, set()).discard(str(params.uri))
         return EmptyResult()
 
     def middleware(self) -> list[ServerMiddleware[Any]]:
@@ -180,9 +187,12 @@ class Live:
         await feed.follow(http, self.changed, self.reset)
 
     def install(self, server: AsramaServer) -> None:
-        """Read through `server` and serve the handshake-era subscription methods on it (the SDK's private
-        low-level server: `MCPServer` has no public hook for them)."""
+        """Read through `server`, serve the handshake-era subscription methods on it (the SDK's private low-level
+        server: `MCPServer` has no public hook for them), and let it end the SDK's listen streams at shutdown."""
         self.server = server
         lowlevel = server._lowlevel_server  # private: see the module docstring
+        listens = lowlevel.get_request_handler(LISTEN)
+        if listens is not None and isinstance(listens.handler, ListenHandler):
+            server.close_listens = listens.handler.close
         lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, self.subscribe)
         lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, self.unsubscribe)

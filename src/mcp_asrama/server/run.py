@@ -43,7 +43,9 @@ def http_server(server: AsramaServer, settings: ServerSettings) -> uvicorn.Serve
     """The Streamable HTTP app under uvicorn with the connection limits of `settings`."""
     name_resources_in_logs(server)
     app = http_app(server, settings)
-    return serving.make_server(app, settings.mcp_host, settings.mcp_port, settings, plain_paths=HEALTH_PATHS)
+    return serving.make_server(
+        app, settings.mcp_host, settings.mcp_port, settings, plain_paths=HEALTH_PATHS, closing=server.close_listens
+    )
 
 
 def serve(settings: ServerSettings) -> None:

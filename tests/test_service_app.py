@@ -186,6 +186,7 @@ async def test_openapi_describes_every_route_to_a_token_holder(reader: httpx2.As
         "/hafalan/progres",
         "/kesehatan",
         "/kesehatan/rekap",
+        "/perubahan",
         "/healthz",
     }
     assert set(spec["paths"]["/absensi/{tanggal}/{id_anak}"]) == {"put"}

@@ -136,6 +136,11 @@ class ServiceSettings(DatabaseSettings, ConnectionLimits):
     service_token_file: Path | None = None  # where a generated token is kept (default: beside the database)
     service_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     service_allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # The change feed (GET /perubahan): seconds between its heartbeats, and how long (days) and how many events
+    # the database keeps for readers that resume.
+    perubahan_ping: float = Field(15.0, gt=0, le=300)
+    perubahan_hari: int = Field(7, ge=1, le=3650)
+    perubahan_maks: int = Field(100_000, ge=1, le=100_000_000)
 
     _lists = field_validator("service_allowed_hosts", "service_allowed_origins", mode="before")(comma_list)
 

@@ -12,8 +12,21 @@ from mcp_asrama import __version__
 from mcp_asrama.config import ServiceSettings
 from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
 from mcp_asrama.logs import route_template
+from mcp_asrama.service.crud import perubahan as crud_perubahan
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
-from mcp_asrama.service.routes import absensi, anak, docs, hafalan, health, izin, kamar, kesehatan, pelanggaran
+from mcp_asrama.service.feed import Feed
+from mcp_asrama.service.routes import (
+    absensi,
+    anak,
+    docs,
+    hafalan,
+    health,
+    izin,
+    kamar,
+    kesehatan,
+    pelanggaran,
+    perubahan,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +48,9 @@ class NoToken(ValueError):
 def create_app(settings: ServiceSettings) -> FastAPI:
     """Build the service on `settings.db_url`, creating the schema if it is missing.
 
-    Every data route, `/docs` and `/openapi.json` need the token; only `/healthz` does not. Requests naming another
-    Host (DNS rebinding) or sent by a browser page of an origin not in ASRAMA_SERVICE_ALLOWED_ORIGINS are refused.
+    Every data route (the change feed `/perubahan` too), `/docs` and `/openapi.json` need the token; only
+    `/healthz` does not. Requests naming another Host (DNS rebinding) or sent by a browser page of an origin not
+    in ASRAMA_SERVICE_ALLOWED_ORIGINS are refused.
     """
     if settings.token is None:
         raise NoToken("the data service needs a token: set ASRAMA_SERVICE_TOKEN or use ServiceSettings.with_token()")
@@ -53,8 +67,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         title="Service Data Anak Asrama",
         version=__version__,
         description=(
-            "Data anak, kamar, absensi, izin, pelanggaran, hafalan dan kesehatan asrama. "
-            "Semua rute data memerlukan Bearer token."
+            "Data anak, kamar, absensi, izin, pelanggaran, hafalan dan kesehatan asrama, dan aliran perubahannya "
+            "(GET /perubahan, Server-Sent Events). Semua rute data memerlukan Bearer token."
         ),
         docs_url=None,
         redoc_url=None,
@@ -62,8 +76,11 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.engine = engine
-    app.state.sessions = make_sessionmaker(engine)
-    for module in (anak, kamar, absensi, izin, pelanggaran, hafalan, kesehatan, health, docs):
+    retention = crud_perubahan.Retention(hari=settings.perubahan_hari, maks=settings.perubahan_maks)
+    app.state.sessions = make_sessionmaker(engine, retention)
+    app.state.feed = feed = Feed(settings.db_url)
+    crud_perubahan.on_commit(app.state.sessions, lambda _newest: feed.wake())
+    for module in (anak, kamar, absensi, izin, pelanggaran, hafalan, kesehatan, perubahan, health, docs):
         app.include_router(module.router)
     policy = HttpPolicy.of(settings.host, settings.service_allowed_hosts, settings.service_allowed_origins)
     app.add_middleware(HostOriginGate, policy=policy, host_exempt=("/healthz",))

@@ -1,8 +1,7 @@
 """Leave (`izin`): asking for one marks the student's days `izin` and, while it runs, the student; ending it gives
 the student back and, when early, removes the izin records of the days from the return on. Each records its
 change-feed events: the izin's (dated by its first day), its days' attendance, and the student's when the status
-changes. Callers hold the student
-first (`crud.anak.lock_students`) and commit."""
+changes. Callers hold the student first (`crud.anak.lock_students`) and commit."""
 
 import secrets
 from collections.abc import Sequence

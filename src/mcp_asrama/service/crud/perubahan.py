@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, get_args
 
 from sqlalchemy import Connection, delete, event, func, insert, select, text
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
 from mcp_asrama.service.models import Perubahan
 
@@ -42,7 +42,9 @@ class Retention:
 def catat(
     session: Session, jenis: Jenis, *, tanggal: date | None = None, id_anak: str | None = None, kamar: str | None = None
 ) -> None:
-    """Queue one change of this transaction: its kind and keys (None: any of that kind may have changed)."""
+    """Queue one change of this transaction (begun if need be): its kind and keys (None: any of that kind may have
+    changed)."""
+    session.connection()
     session.info.setdefault(_PENDING, []).append(
         {"jenis": jenis, "tanggal": tanggal, "id_anak": id_anak, "kamar": kamar}
     )
@@ -78,15 +80,17 @@ def _prune(session: Session, retention: Retention, newest: int, now: datetime) -
         session.execute(delete(Perubahan).where(Perubahan.id <= bound))
 
 
-def _forget(session: Session) -> None:
-    session.info.pop(_PENDING, None)
-    session.info.pop(_STORED, None)
+def _forget(session: Session, transaction: SessionTransaction) -> None:
+    """When a transaction ends (committed, rolled back, closed), nothing it queued is left for the next one."""
+    if transaction.parent is None:
+        session.info.pop(_PENDING, None)
+        session.info.pop(_STORED, None)
 
 
 def listen(sessions: sessionmaker[Session], retention: Retention | None = None) -> None:
     """Store the changes queued in these sessions with each commit (pruning by `retention` when given)."""
     event.listen(sessions, "before_commit", lambda session: _store(session, retention))
-    event.listen(sessions, "after_rollback", _forget)
+    event.listen(sessions, "after_transaction_end", _forget)
 
 
 def on_commit(sessions: sessionmaker[Session], callback: Callable[[int], None]) -> None:

@@ -35,29 +35,36 @@ def test_http_answers_malformed_json_with_parse_error(mcp_url: str) -> None:
     assert response.json()["error"]["code"] == -32700
 
 
-def test_discover_lists_every_served_version_and_advertises_no_subscriptions(mcp_url: str) -> None:
+def test_discover_lists_every_served_version_and_advertises_subscriptions(mcp_url: str) -> None:
     body, headers = rpc("server/discover", era=MODERN)
     discovered = reply(httpx2.post(mcp_url, json=body, headers=headers, timeout=5))["result"]
     assert discovered["supportedVersions"] == [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-    capabilities = discovered["capabilities"]
-    assert capabilities["resources"] == {"subscribe": False, "listChanged": False}
-    assert capabilities["tools"] == {"listChanged": False} and capabilities["prompts"] == {"listChanged": False}
+    assert discovered["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
+
+
+def test_a_raw_listen_is_an_event_stream_that_opens_with_its_acknowledgement(mcp_url: str) -> None:
     body, headers = rpc(
         "subscriptions/listen", {"notifications": {"resourceSubscriptions": ["asrama://kamar"]}}, era=MODERN
     )
-    listen = httpx2.post(mcp_url, json=body, headers=headers, timeout=5)
-    assert reply(listen)["error"]["code"] == -32601
+    with httpx2.stream("POST", mcp_url, json=body, headers=headers, timeout=5) as listen:
+        assert listen.status_code == 200
+        assert listen.headers["content-type"].startswith("text/event-stream")
+        first = next(event for event in httpx2.EventSource(listen) if event.data).json()
+    assert first["method"] == "notifications/subscriptions/acknowledged"
+    assert first["params"]["notifications"] == {"resourceSubscriptions": ["asrama://kamar"]}
+    assert first["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == body["id"]
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
-def test_each_listed_handshake_version_is_served_and_advertises_no_subscriptions(mcp_url: str, version: str) -> None:
+def test_each_listed_handshake_version_is_served_and_told_to_listen_for_updates(mcp_url: str, version: str) -> None:
     params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     body, headers = rpc("initialize", params)
     initialized = reply(httpx2.post(mcp_url, json=body, headers=headers, timeout=5))["result"]
     assert initialized["protocolVersion"] == version
-    assert initialized["capabilities"]["resources"] == {"subscribe": False, "listChanged": False}
+    assert initialized["capabilities"]["resources"] == {"subscribe": True, "listChanged": False}
     body, headers = rpc("resources/subscribe", {"uri": "asrama://kamar"})
-    assert reply(httpx2.post(mcp_url, json=body, headers=headers, timeout=5))["error"]["code"] == -32601
+    refused = reply(httpx2.post(mcp_url, json=body, headers=headers, timeout=5))["error"]
+    assert refused["code"] == -32600 and "subscriptions/listen" in refused["message"]
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])

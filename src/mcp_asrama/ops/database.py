@@ -3,8 +3,10 @@ the database is one line on stderr and an exit code, never a traceback, a passwo
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 from mcp_asrama.config import DatabaseSettings, ServiceSettings, data_dir
 
@@ -123,6 +125,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return start_service(args, run)
 
 
+@contextmanager
+def rows_bar(name: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar of the rows checked, on stderr and only when stderr is a terminal (never in logs or CI)."""
+    from tqdm import tqdm
+
+    bar: tqdm[NoReturn] | None = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(desc=f"{name}: checking", total=total, unit="row", file=sys.stderr, disable=None)
+        bar.update(done - bar.n)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """Import students or rooms from a CSV or XLSX file into the database (all rows or none)."""
     from sqlalchemy.exc import SQLAlchemyError
@@ -139,7 +161,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         engine = make_engine(db_url)
         try:
             init_schema(engine)
-            report = import_file(make_sessionmaker(engine), args.kind, Path(args.file), create_rooms=args.buat_kamar)
+            with rows_bar(Path(args.file).name) as progress:
+                report = import_file(
+                    make_sessionmaker(engine),
+                    args.kind,
+                    Path(args.file),
+                    create_rooms=args.buat_kamar,
+                    progress=progress,
+                )
         finally:
             engine.dispose()
     except SchemaTooNew as exc:

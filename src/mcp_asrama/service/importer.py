@@ -202,14 +202,19 @@ def _too_long(table: Any, row: dict[str, Any]) -> list[str]:
     return problems
 
 
+Progress = Callable[[int, int], None]  # (data rows checked, data rows in the file)
+
+
 def validate_rows(
     kind: Kind,
     table: list[list[str | None]],
     room_exists: Callable[[str], bool] | None = None,
     check: Callable[[dict[str, Any]], list[str]] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """The file's columns and its rows as validated dicts; ImportRejected lists every problem found, including a
-    `kamar` for which `room_exists` (when given) is false and what `check` (when given) finds in a row."""
+    `kamar` for which `room_exists` (when given) is false and what `check` (when given) finds in a row. `progress`
+    hears of each data row as it is checked."""
     model, orm_table, key = _TARGETS[kind]
     if not table or not any(table[0]):
         raise ImportRejected(["the file is empty: the first row must name the columns"])
@@ -226,6 +231,8 @@ def validate_rows(
     rows: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for number, values in enumerate(table[1:], start=2):
+        if progress is not None:
+            progress(number - 1, len(table) - 1)
         if not any(values):
             continue
         named = header + [""] * (len(values) - len(header))
@@ -286,23 +293,30 @@ def _missing_rooms(rows: list[dict[str, Any]], room_exists: Callable[[str], bool
     return rooms
 
 
-def import_file(sessions: sessionmaker[Session], kind: Kind, path: Path, *, create_rooms: bool = False) -> ImportReport:
-    """Validate the whole file (a student's room against the database), then write every row in one transaction;
-    with `create_rooms`, a room that students name and that is not stored is created instead of refused. The
-    change feed gets one event of the kind for the whole file (any of them may have changed), and for students
-    also one of `kamar` when rooms were created or the file places students."""
+def import_file(
+    sessions: sessionmaker[Session],
+    kind: Kind,
+    path: Path,
+    *,
+    create_rooms: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Validate the whole file (a student's room against the database; each row told to `progress`), then write
+    every row in one transaction; with `create_rooms`, a room that students name and that is not stored is created
+    instead of refused. The change feed gets one event of the kind for the whole file (any of them may have
+    changed), and for students also one of `kamar` when rooms were created or the file places students."""
     _, table, key = _TARGETS[kind]
     content = read_table(path)
     if kind in pesantren.TARGETS:
         with sessions() as session, session.begin():
-            _, rows = validate_rows(kind, content, check=pesantren.checker(session, kind))
+            _, rows = validate_rows(kind, content, check=pesantren.checker(session, kind), progress=progress)
             added, updated = pesantren.write(session, kind, rows)
         return ImportReport(added=added, updated=updated)
     assert key is not None
     with sessions() as session, session.begin():
         room_exists = _room_finder(session)
         checked = room_exists if kind == "anak" and not create_rooms else None
-        _, rows = validate_rows(kind, content, checked)
+        _, rows = validate_rows(kind, content, checked, progress=progress)
         rooms = _missing_rooms(rows, room_exists) if kind == "anak" and create_rooms else []
         if rooms:
             session.execute(insert(Kamar), rooms)

@@ -10,7 +10,7 @@ A script, not a test (pytest never collects it). In one run, on this machine:
      arguments, over one keep-alive `httpx2.AsyncClient`; the body is read and parsed as JSON;
    - `MCP stdio`: `tools/call` to `mcp-asrama serve` (a subprocess, as a host runs it), one server process per
      protocol era (2026-07-28, and `initialize` as 2025 hosts open);
-   - `MCP HTTP`: `tools/call` to `mcp-asrama serve --transport http` (stateless Streamable HTTP, JSON responses,
+   - `MCP HTTP`: `tools/call` to `mcp-asrama serve --transport http` (stateless Streamable HTTP, SSE responses,
      a process on 127.0.0.1), in both eras;
    an MCP call is the SDK client's `session.send_request(CallToolRequest, CallToolResult)`: the request framed
    and sent, the result received and parsed into its pydantic model. Shown beside them, not held to the target:

@@ -8,6 +8,7 @@ seconds. It ends when the client goes, the service shuts down, or the database f
 reconnects with its last id. Served by sse-starlette, which ends open streams when uvicorn is asked to stop.
 """
 
+import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -31,6 +32,7 @@ router = APIRouter(tags=["perubahan"], dependencies=[TokenDep])
 
 PAGE = 500  # events read at once
 SEND_TIMEOUT = 30.0  # seconds a reader may take to accept a frame before its stream is dropped
+SHUTDOWN_GRACE = 2.0  # seconds a stream has to end by itself when the service stops, before it is cut
 _RESUME = re.compile(r"[0-9]{1,18}")
 _EXAMPLE = (
     'id: 41\nevent: mulai\ndata: {"id":41}\n\n'
@@ -103,14 +105,21 @@ def _read(engine: Engine, since: int) -> list[dict[str, Any]]:
         return crud_perubahan.after(conn, since, PAGE)
 
 
-async def _frames(engine: Engine, feed: Feed, start: Mulai) -> AsyncIterator[ServerSentEvent]:
+async def _until_set(event: asyncio.Event | anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+async def _frames(engine: Engine, feed: Feed, start: Mulai, closing: anyio.Event) -> AsyncIterator[ServerSentEvent]:
+    """The stream's frames until `closing` (the service stops) or a database error; each read waits for a
+    wake-up, at most POLL_SECONDS."""
     yield _frame("mulai", Kepala(id=start.head))
     if start.reset:
         yield _frame("reset", Kepala(id=start.head))
     last = start.since
     async with feed.subscribe() as woken:
         try:
-            while True:
+            while not closing.is_set():
                 woken.clear()
                 rows = await anyio.to_thread.run_sync(_read, engine, last)
                 for row in rows:
@@ -118,7 +127,9 @@ async def _frames(engine: Engine, feed: Feed, start: Mulai) -> AsyncIterator[Ser
                     last = row["id"]
                 if len(rows) < PAGE:
                     with anyio.move_on_after(POLL_SECONDS):
-                        await woken.wait()
+                        async with anyio.create_task_group() as waiting:
+                            for event in (woken, closing):
+                                waiting.start_soon(_until_set, event, waiting.cancel_scope)
         except SQLAlchemyError as exc:
             log.warning("change stream ended: database error %s; the reader reconnects", type(exc).__name__)
 
@@ -132,10 +143,13 @@ async def perubahan(request: Request, start: Annotated[Mulai, Depends(opening)])
     only new ones; `reset` when events after N were pruned (refetch everything); `: ping` as a heartbeat.
     """
     app = request.app
+    closing = anyio.Event()  # set by sse-starlette when uvicorn is asked to stop: the stream ends cleanly
     return EventSourceResponse(
-        _frames(app.state.engine, app.state.feed, start),
+        _frames(app.state.engine, app.state.feed, start, closing),
         ping=app.state.settings.perubahan_ping,
         ping_message_factory=_ping,
         sep="\n",
         send_timeout=SEND_TIMEOUT,
+        shutdown_event=closing,
+        shutdown_grace_period=SHUTDOWN_GRACE,
     )

@@ -143,6 +143,18 @@ async def test_a_stream_opens_with_the_head_then_only_new_events(tutorial_db: st
     assert without_ids(changes) == [change("absensi", day(0), i) for i in IDS]
 
 
+async def test_a_stream_ends_when_its_reader_goes(tutorial_db: str) -> None:
+    async with live(tutorial_db) as (client, app):
+        async with opened(client) as first, opened(client) as second:
+            await head_frame(first)
+            await head_frame(second)
+            assert app.state.feed.streams == 2
+        deadline = time.monotonic() + 3
+        while app.state.feed.streams and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert app.state.feed.streams == 0
+
+
 async def test_every_write_kind_yields_its_events_with_keys_only(tutorial_db: str) -> None:
     async with live(tutorial_db) as (client, _), opened(client) as stream:
         assert await head_frame(stream) == 0

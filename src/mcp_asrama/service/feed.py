@@ -39,6 +39,11 @@ class Feed:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._listener: asyncio.Task[None] | None = None
 
+    @property
+    def streams(self) -> int:
+        """How many streams are open."""
+        return len(self._streams)
+
     @asynccontextmanager
     async def subscribe(self) -> AsyncIterator[asyncio.Event]:
         """An event set whenever changes may have been committed, while the context lasts."""

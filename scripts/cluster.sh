@@ -20,11 +20,21 @@ dir="${ASRAMA_CLUSTER_DIR:-/tmp/mcp-asrama-cluster}"
 exe="${MCP_ASRAMA:-$root/.venv/bin/mcp-asrama}"
 python="$(dirname "$exe")/python"
 REPLICAS=(service-1 service-2 mcp-1 mcp-2)
+# PostgreSQL runs as its own user when we are root: its cluster then lives outside the state dir, whose parents
+# (a pytest tmp folder, a home) it may not be allowed to enter.
+if [ "$(id -u)" = 0 ]; then pg="/tmp/mcp-asrama-cluster-pg-$(printf %s "$dir" | md5sum | cut -c1-12)"; else pg="$dir/pg"; fi
 
 say() { echo "cluster: $*" >&2; }
 die() { say "$*"; exit 1; }
 pid_of() { cat "$dir/pid/$1" 2>/dev/null || true; }
-alive() { local pid; pid="$(pid_of "$1")"; [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; }
+running() { [ -n "$1" ] && [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }  # a zombie is gone
+alive() { running "$(pid_of "$1")"; }
+stop_pid() {  # PID SIGNAL SECONDS: send SIGNAL, wait up to SECONDS for it to end; then SIGKILL and wait
+  kill "-$2" "$1" 2>/dev/null || return 0
+  for _ in $(seq $(($3 * 10))); do running "$1" || return 0; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null || true
+  while running "$1"; do sleep 0.05; done
+}
 key() { echo "PID_$(echo "$1" | tr 'a-z-' 'A-Z_')"; }
 
 free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -70,8 +80,8 @@ start_one() {  # NAME: start it (again) and wait until it is healthy
   local name="$1"
   case "$name" in
     postgres)
-      as_pg "$(pg_bin)/pg_ctl" -D "$dir/pg" -l "$dir/pg/server.log" -w restart >> "$dir/log/postgres.log" 2>&1  # postmaster.opts
-      head -n 1 "$dir/pg/postmaster.pid" > "$dir/pid/postgres" ;;
+      as_pg "$(pg_bin)/pg_ctl" -D "$pg" -l "$pg/server.log" -w restart >> "$dir/log/postgres.log" 2>&1  # postmaster.opts
+      head -n 1 "$pg/postmaster.pid" > "$dir/pid/postgres" ;;
     redis)
       launch redis
       . "$dir/ports.env"
@@ -87,15 +97,13 @@ start_one() {  # NAME: start it (again) and wait until it is healthy
 }
 
 kill_one() {  # NAME: SIGKILL (postgres: an immediate shutdown, as a crash would)
-  local name="$1" pid
+  local name="$1"
   if [ "$name" = postgres ]; then
-    as_pg "$(pg_bin)/pg_ctl" -D "$dir/pg" -m immediate -w stop >/dev/null 2>&1 || true
+    as_pg "$(pg_bin)/pg_ctl" -D "$pg" -m immediate -w stop >/dev/null 2>&1 || true
     return
   fi
   [ -f "$dir/pid/$name" ] || die "unknown name '$name'"
-  pid="$(pid_of "$name")"
-  kill -KILL "$pid" 2>/dev/null || true
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+  stop_pid "$(pid_of "$name")" KILL 0
 }
 
 render_nginx() {  # deploy/nginx/asrama.conf with this cluster's ports and paths, inside a main config of its own
@@ -136,12 +144,14 @@ cmd_up() {
     die "$dir is not empty and holds no cluster: set ASRAMA_CLUSTER_DIR to a new folder"
   fi
   rm -rf "$dir"; mkdir -p "$dir"/{pid,log,run,data}
-  chmod 711 "$dir"  # PostgreSQL runs as its own user in $dir/pg; the secrets are in files of mode 0600
+  chmod 700 "$dir"
 
+  if [ -f "$pg/postmaster.pid" ]; then as_pg "$(pg_bin)/pg_ctl" -D "$pg" -m fast -w stop >/dev/null 2>&1 || true; fi
+  rm -rf "$pg"  # a fresh database cluster every time (postgres-for-tests.sh would reuse a running one)
   local pg_port; pg_port="$(free_port)"
   local db_url
-  db_url="$(ASRAMA_TEST_PG_PORT="$pg_port" ASRAMA_TEST_PG_DIR="$dir/pg" bash "$root/scripts/postgres-for-tests.sh")"
-  head -n 1 "$dir/pg/postmaster.pid" > "$dir/pid/postgres"
+  db_url="$(ASRAMA_TEST_PG_PORT="$pg_port" ASRAMA_TEST_PG_DIR="$pg" bash "$root/scripts/postgres-for-tests.sh")"
+  head -n 1 "$pg/postmaster.pid" > "$dir/pid/postgres"
   say "postgresql on 127.0.0.1:$pg_port"
   bash "$root/scripts/redis-for-tests.sh" > "$dir/redis-server"
 
@@ -197,15 +207,12 @@ cmd_down() {
   local name pid
   for name in nginx mcp-1 mcp-2 service-1 service-2 redis; do
     pid="$(pid_of "$name")"
-    [ -n "$pid" ] || continue
-    kill -TERM "$pid" 2>/dev/null || continue
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
+    [ -z "$pid" ] || stop_pid "$pid" TERM 5
   done
-  if [ -f "$dir/pg/postmaster.pid" ]; then
-    as_pg "$(pg_bin)/pg_ctl" -D "$dir/pg" -m fast -w stop >/dev/null 2>&1 || true
+  if [ -f "$pg/postmaster.pid" ]; then
+    as_pg "$(pg_bin)/pg_ctl" -D "$pg" -m fast -w stop >/dev/null 2>&1 || true
   fi
-  rm -rf "$dir/pg" "$dir/pid"
+  rm -rf "$pg" "$dir/pid"
   say "down (logs and audit files kept in $dir)"
 }
 

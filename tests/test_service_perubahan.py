@@ -253,6 +253,12 @@ async def test_a_reader_that_reconnects_with_its_last_id_misses_nothing(tutorial
             again = Stream(response)
             assert await head_frame(again) == 9
             assert [c["id"] for c in await again.changes(2)] == [8, 9]
+        both = {"params": {"sejak": "2"}, "headers": {"Last-Event-ID": "8"}}
+        async with client.stream("GET", "/perubahan", **both) as response:  # the header wins
+            again = Stream(response)
+            assert await head_frame(again) == 9
+            assert [c["id"] for c in await again.changes(1)] == [9]
+            await again.nothing_for(0.3)
     assert [c["id"] for c in first + rest] == list(range(1, 10))
     assert [c["tanggal"] for c in first + rest] == [day(-2)] * 3 + [day(-1)] * 3 + [day(0)] * 3
 

@@ -126,3 +126,20 @@ def test_requests_the_gate_refuses_cost_no_rate(idp: Idp, service_url: str) -> N
             assert refused.status_code == 403
         allowed = post(mcp.url, "resources/read", {"uri": "asrama://kamar"}, token=token)
         assert allowed.status_code == 200, allowed.text
+
+
+async def test_a_musyrif_token_may_listen_to_her_room_only(jwt_mcp: Mcp, idp: Idp) -> None:
+    """Subscribing is reading: a listen naming a student outside the token's scope is refused as if the student did
+    not exist, and one on her own student and the day is acknowledged."""
+    async with bearer_client(jwt_mcp.url, musyrif_token(idp, jwt_mcp), "2026-07-28") as client:
+        mine = ["asrama://anak/A003", "asrama://absensi/2026-10-06"]
+        async with client.listen(resource_subscriptions=mine) as subscription:
+            assert subscription.honored.resource_subscriptions == mine
+        with pytest.raises(MCPError) as refused:
+            async with client.listen(resource_subscriptions=["asrama://anak/A001"]):
+                pass
+    assert refused.value.error.code == -32602
+    assert refused.value.error.message == (
+        "Tidak dapat berlangganan asrama://anak/A001: "
+        "Anak dengan id 'A001' tidak ditemukan; cari id-nya dengan cari_anak"
+    )

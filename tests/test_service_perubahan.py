@@ -438,3 +438,15 @@ async def test_two_services_on_one_database_deliver_every_event_once_in_order(tu
         await stream.nothing_for(0.5)
     assert [c["id"] for c in changes] == list(range(1, 19))
     assert sorted(c["tanggal"] for c in changes) == sorted(day(-n) for n in range(6) for _ in TUTORIAL_ANAK)
+
+
+def test_the_feed_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (ServiceSettings().perubahan_ping, ServiceSettings().perubahan_hari) == (15.0, 7)
+    assert ServiceSettings().perubahan_maks == 100_000
+    for name, value in (("PING", "0.5"), ("HARI", "30"), ("MAKS", "5000")):
+        monkeypatch.setenv(f"ASRAMA_PERUBAHAN_{name}", value)
+    settings = ServiceSettings()
+    assert (settings.perubahan_ping, settings.perubahan_hari, settings.perubahan_maks) == (0.5, 30, 5000)
+    monkeypatch.setenv("ASRAMA_PERUBAHAN_PING", "0")
+    with pytest.raises(ValueError, match="perubahan_ping"):
+        ServiceSettings()

@@ -1,5 +1,6 @@
 """FastAPI dependencies: a database session per request, the token checks, and who changes what under which key."""
 
+import logging
 import re
 import secrets
 from collections.abc import Iterator
@@ -7,16 +8,27 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBasic, HTTPBasicCredentials, HTTPBearer
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 _bearer = HTTPBearer(auto_error=False, description="ASRAMA_SERVICE_TOKEN of the service")
 _basic = HTTPBasic(auto_error=False, description="any user name, the service's token as password")
+log = logging.getLogger(__name__)
 
 
 def get_session(request: Request) -> Iterator[Session]:
-    """One session per request, committed by the route that writes, always closed."""
-    with request.app.state.sessions() as session:
+    """One session per request, committed by the route that writes, always closed. When the database went away
+    after the answer was made, only the closing ROLLBACK fails: the connection is dropped and the answer stands
+    (raised here, after the answer started, it would cut the response off)."""
+    session = request.app.state.sessions()
+    try:
         yield session
+    finally:
+        try:
+            session.close()
+        except SQLAlchemyError as exc:
+            session.invalidate()
+            log.warning("database connection lost while closing a session (%s); dropped", type(exc).__name__)
 
 
 def _is_token(request: Request, given: str | None) -> bool:

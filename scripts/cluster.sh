@@ -11,7 +11,7 @@
 #   NAME: service-1 service-2 mcp-1 mcp-2 nginx redis postgres
 #
 # State (ports, logs, audit files, pid files, the database cluster) lives in ASRAMA_CLUSTER_DIR (default
-# /tmp/mcp-asrama-cluster); `up` prints MCP_URL, SERVICE_URL, SERVICE_TOKEN, DB_URL, AUDIT_LOGS and PID_<NAME>.
+# /tmp/mcp-asrama-cluster; as root the database cluster is beside it in /tmp); `up` prints MCP_URL, SERVICE_URL, SERVICE_TOKEN, DB_URL, AUDIT_LOGS and PID_<NAME>.
 # Everything else goes to stderr. Needs the project's .venv (make install) or MCP_ASRAMA=/path/to/mcp-asrama.
 set -euo pipefail
 
@@ -42,7 +42,7 @@ free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0
 wait_http() {  # URL NAME: until URL answers 200 (or NAME's process dies)
   local deadline=$((SECONDS + 60))
   until curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; do
-    [ "$2" = postgres ] || alive "$2" || die "$2 exited: see $dir/log/$2.log"
+    alive "$2" || die "$2 exited: see $dir/log/$2.log"
     [ $SECONDS -lt $deadline ] || die "$2 not healthy after 60 s ($1): see $dir/log/$2.log"
     sleep 0.2
   done

@@ -11,16 +11,17 @@ A script, not a test (pytest never collects it; tests/e2e/test_cluster.py runs a
    student, a day of its own in 2040+, the reason the tag); 15% of confirmations are declined. A write whose call
    fails is sent again (a new confirmation) until it gets an answer: a roll call already written is then
    "tetap", an izin already written a conflict. Four listeners hold `subscriptions/listen` on the soak dates'
-   asrama://absensi/{tanggal} and listen again whenever a stream is lost;
-3. faults: at 25% of the run `mcp-1` gets SIGKILL and is started again after 3 s, at 45% `service-2` alike, at
-   65% PostgreSQL is shut down (immediate) for 10 s;
+   asrama://absensi/{tanggal}, listen again whenever a stream is lost, and go on 20 s after the load stops;
+3. faults, one after the other: at 25% of the run `mcp-1` gets SIGKILL and is started again after 3 s, at 45%
+   `service-2` alike, at 65% PostgreSQL is shut down (immediate) for 10 s; the load goes on at least 5 s after the
+   last one is back;
 4. the invariants: each accepted write is in the database exactly once (one history row or izin per tag),
    nothing is written for a declined one, each listener was told of each roll call after it was committed (a
    notification for its date, or a listen acknowledged after the commit: the listener refetches), and no
    response in nginx's logs is a 5xx other than a 503 while PostgreSQL is down (up to 15 s after).
 
-Prints a markdown report on stdout (progress on stderr) and writes the JSON with --json; exits 1 when an
-invariant breaks, 2 when the cluster does not come up.
+The checks and the report are in bench/soak_checks.py. Prints a markdown report on stdout (progress on stderr)
+and writes the JSON with --json; exits 1 when an invariant breaks, 2 when the cluster does not come up.
 
     .venv/bin/python bench/soak.py                      # 10 minutes, 16 clients
     .venv/bin/python bench/soak.py --duration 60        # what CI runs
@@ -38,18 +39,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 
-def _bench_mcp() -> ModuleType:
-    """bench/mcp.py, for its percentile. Loading it drops this folder from sys.path (under its own name the file
-    would shadow the SDK), so `import mcp` below is the SDK."""
-    spec = importlib.util.spec_from_file_location("bench_mcp", Path(__file__).with_name("mcp.py"))
+def _bench(name: str) -> ModuleType:
+    """bench/NAME.py: `bench` is no package. Loading bench/mcp.py drops this folder from sys.path (under its own
+    name the file would shadow the SDK), so `import mcp` below is the SDK."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).with_name(f"{name}.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -57,7 +57,9 @@ def _bench_mcp() -> ModuleType:
     return module
 
 
-percentile = _bench_mcp().percentile
+_bench("mcp")
+checks = _bench("soak_checks")
+Stats = checks.Stats
 
 import httpx2  # noqa: E402
 from mcp import Client  # noqa: E402
@@ -65,9 +67,6 @@ from mcp.client.subscriptions import ListenNotSupportedError  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.shared.subscriptions import ResourceUpdated  # noqa: E402
 from mcp_types import ElicitResult  # noqa: E402
-from sqlalchemy import create_engine, func, select  # noqa: E402
-
-from mcp_asrama.service.models import Izin, RiwayatAbsensi  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ROOT / "scripts" / "cluster.sh"
@@ -76,8 +75,8 @@ SOAK_DATES = [date(2001, 1, d) for d in (1, 2, 3, 4)]
 LISTENERS = 4
 DECLINE = 0.15
 WRITE_GIVE_UP = 90.0  # seconds a write is sent again before it counts as unresolved
+LISTEN_SETTLE = 20.0  # seconds the listeners go on after the load stopped
 CALL_TIMEOUT = 30.0  # seconds a call may take before it counts as failed
-PG_GRACE = 15.0  # seconds after PostgreSQL is back during which a 503 is still expected
 
 
 @dataclass
@@ -95,17 +94,6 @@ class Cluster:
         lines = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
         self.pids |= {int(v) for k, v in lines.items() if k.startswith("PID_") and v.isdigit()}
         return lines
-
-
-@dataclass
-class Stats:
-    calls: list[tuple[float, float, str, str | None]] = field(default_factory=list)  # start, end, kind, error
-    ops: dict[str, dict[str, Any]] = field(default_factory=dict)  # tag -> {kind, accept, outcome, date}
-    heard: dict[int, list[tuple[float, str]]] = field(default_factory=lambda: defaultdict(list))
-    acks: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
-    faults: list[dict[str, Any]] = field(default_factory=list)
-    lost: Counter[str] = field(default_factory=Counter)  # listen streams that ended by failure, by kind
-    listen_supported: bool | None = None
 
 
 def error_kind(result: Any = None, exc: BaseException | None = None) -> str:
@@ -194,8 +182,8 @@ class Worker:
                 return
             await asyncio.sleep(min(2.0, 0.25 * attempts))
 
-    async def loop(self, until: float) -> None:
-        while time.time() < until:
+    async def loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
             try:
                 async with Client(
                     self.url,
@@ -204,7 +192,7 @@ class Worker:
                     elicitation_callback=self.person,
                     read_timeout_seconds=CALL_TIMEOUT,
                 ) as client:
-                    while time.time() < until:
+                    while not stop.is_set():
                         pick = random.random()
                         if pick < 0.6:
                             await self.read(client)
@@ -215,13 +203,21 @@ class Worker:
                 await asyncio.sleep(0.5)
 
 
-async def listener(n: int, url: str, stats: Stats, until: float) -> None:
-    """Listen to the soak dates until `until`; listen again (a new acknowledgment) whenever the stream is lost."""
+async def listener(n: int, url: str, stats: Stats, stop: asyncio.Event) -> None:
+    """Listen to the soak dates until LISTEN_SETTLE seconds after the load stopped (a notification may come late: a
+    replica's feed resumes after PostgreSQL is back); listen again (a new acknowledgment) whenever a stream is lost."""
     uris = [f"asrama://absensi/{d.isoformat()}" for d in SOAK_DATES]
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(until - time.time()):
-            while stats.listen_supported is not False:
-                await listen_once(n, url, uris, stats)
+
+    async def listening() -> None:
+        while stats.listen_supported is not False:
+            await listen_once(n, url, uris, stats)
+
+    task = asyncio.create_task(listening())
+    await stop.wait()
+    await asyncio.wait([task], timeout=LISTEN_SETTLE)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def listen_once(n: int, url: str, uris: list[str], stats: Stats) -> None:
@@ -260,174 +256,8 @@ async def faults(cluster: Cluster, duration: float, began: float, stats: Stats) 
         print(f"soak: {name} killed and back after {time.time() - start:.1f} s", file=sys.stderr)
 
 
-def spread(samples: list[float], scale: float = 1.0) -> dict[str, float]:
-    """n, p50 and p99 of `samples` (times `scale`), rounded."""
-    if len(samples) < 2:
-        return {"n": len(samples), "p50": round(sum(samples) * scale, 1), "p99": round(sum(samples) * scale, 1)}
-    return {
-        "n": len(samples),
-        "p50": round(percentile(samples, 50) * scale, 1),
-        "p99": round(percentile(samples, 99) * scale, 1),
-    }
-
-
-def check_database(db_url: str, run: str, stats: Stats) -> tuple[dict[str, Any], dict[str, float]]:
-    """Rows per tag in the database against what each op was answered; the commit time of each roll call."""
-    engine = create_engine(db_url)
-    like = f"soak-{run}-%"
-    with engine.connect() as conn:
-        history = conn.execute(
-            select(RiwayatAbsensi.keterangan_baru, func.count(), func.min(RiwayatAbsensi.waktu))
-            .where(RiwayatAbsensi.keterangan_baru.like(like))
-            .group_by(RiwayatAbsensi.keterangan_baru)
-        ).all()
-        izin = conn.execute(select(Izin.alasan, func.count()).where(Izin.alasan.like(like)).group_by(Izin.alasan)).all()
-    engine.dispose()
-    rows = {str(tag): n for tag, n, _ in history} | {str(tag): n for tag, n in izin}
-    committed = {str(tag): when.timestamp() for tag, _, when in history}
-    broken: dict[str, list[str]] = defaultdict(list)
-    for tag, op in stats.ops.items():
-        found = rows.get(tag, 0)
-        if op["accept"] and op["outcome"] != "unresolved" and found != 1:
-            broken["accepted, not written exactly once"].append(f"{tag}: {found}")
-        elif not op["accept"] and found:
-            broken["written without an accept"].append(f"{tag}: {found}")
-        elif found > 1:
-            broken["written more than once"].append(f"{tag}: {found}")
-    for tag in set(rows) - set(stats.ops):
-        broken["written by no op"].append(tag)
-    return dict(broken), committed
-
-
-def check_listeners(stats: Stats, committed: dict[str, float]) -> tuple[list[str], list[float]]:
-    """Each listener, for each roll call committed: a notification for its date after the commit, or a listen
-    acknowledged after it. Returns the misses and the delivery latencies (commit → first notification after)."""
-    misses, latencies = [], []
-    changes = [
-        (committed[tag], f"asrama://absensi/{op['date'].isoformat()}", tag)
-        for tag, op in stats.ops.items()
-        if op["kind"] == "rollcall" and tag in committed
-    ]
-    for n in range(LISTENERS):
-        first_ack = min(stats.acks[n], default=float("inf"))
-        for when, uri, tag in changes:
-            if when < first_ack:
-                continue  # before this listener first listened (its first read covers it)
-            heard = [t for t, u in stats.heard[n] if u == uri and t >= when - 0.05]
-            if heard:
-                latencies.append(min(heard) - when)
-            elif not any(t >= when for t in stats.acks[n]):
-                misses.append(f"listener {n}: {tag}")
-    return misses, latencies
-
-
-def check_nginx(state: Path, stats: Stats) -> tuple[Counter[str], Counter[str]]:
-    """From nginx's access logs: the 5xx responses other than 503s while PostgreSQL was down (plus PG_GRACE), and
-    every response of 400 or more, by entry (mcp, service) and status."""
-    windows = [(f["start"], f["back"] + PG_GRACE) for f in stats.faults if f["fault"].startswith("postgres")]
-    bad: Counter[str] = Counter()
-    seen: Counter[str] = Counter()
-    for log in sorted((state / "log").glob("nginx-asrama-*.access.log")):
-        entry = log.name.removeprefix("nginx-asrama-").removesuffix(".access.log")
-        for line in log.read_text().splitlines():
-            parts = line.split()
-            when = datetime.strptime(f"{parts[1]} {parts[2]}", "[%d/%b/%Y:%H:%M:%S %z]").timestamp()
-            status = parts[4]
-            if status >= "400":
-                seen[f"{entry} {status}"] += 1
-            if status.startswith("5") and not (status == "503" and any(a - 1 <= when <= b for a, b in windows)):
-                bad[f"{entry} {status}"] += 1
-    return bad, seen
-
-
-def report(
-    stats: Stats,
-    args: argparse.Namespace,
-    elapsed: float,
-    broken: dict[str, Any],
-    misses: list[str],
-    latencies: list[float],
-    nginx: tuple[Counter[str], Counter[str]],
-) -> dict[str, Any]:
-    bad_5xx, statuses = nginx
-    by_kind: dict[str, list[float]] = defaultdict(list)
-    errors: Counter[str] = Counter()
-    for start, end, kind, error in stats.calls:
-        if error is None:
-            by_kind[kind].append((end - start) * 1000)
-        else:
-            errors[f"{kind}: {error}"] += 1
-    for fault, following in zip(stats.faults, [*stats.faults[1:], None], strict=True):
-        window_end = min(fault["back"] + 30, following["start"] if following else float("inf"))
-        failed = [end for start, end, _, error in stats.calls if error and fault["start"] <= start <= window_end]
-        fault["errors"] = len(failed)
-        fault["recovery_s"] = round(max(0.0, max(failed, default=fault["back"]) - fault["back"]), 2)
-        fault["down_s"] = round(fault.pop("back") - fault.pop("start"), 2)
-    outcomes = Counter(
-        f"{op['kind']} {'accepted' if op['accept'] else 'declined'}: {op['outcome']}" for op in stats.ops.values()
-    )
-    listens: dict[str, Any] = {"status": "not yet measured (the server does not serve subscriptions/listen)"}
-    if stats.listen_supported:
-        listens = {
-            "status": "measured",
-            "listeners": LISTENERS,
-            "notifications": sum(map(len, stats.heard.values())),
-            "listens acknowledged": sum(map(len, stats.acks.values())),
-            "streams lost": dict(stats.lost),
-            "delivery ms": spread(latencies, 1000),
-        }
-    invariants = {
-        "every accepted write in the database exactly once; none without an accept": not broken,
-        "every listener told of every roll call": not misses if stats.listen_supported else None,
-        "no 5xx but 503 while PostgreSQL is down": not bad_5xx,
-    }
-    return {
-        "duration_s": round(elapsed, 1),
-        "clients": args.clients,
-        "calls": len(stats.calls),
-        "calls_per_s": round(len(stats.calls) / elapsed, 1),
-        "latency_ms": {k: spread(v) for k, v in sorted(by_kind.items())},
-        "errors": dict(errors.most_common()),
-        "nginx_statuses_400_up": dict(sorted(statuses.items())),
-        "writes": dict(sorted(outcomes.items())),
-        "faults": stats.faults,
-        "listens": listens,
-        "invariants": invariants,
-        "violations": {**broken, "listeners not told": misses[:20], "5xx": dict(bad_5xx)},
-    }
-
-
-def markdown(result: dict[str, Any]) -> str:
-    lines = [
-        f"Soak: {result['duration_s']} s, {result['clients']} clients, {result['calls']} calls "
-        f"({result['calls_per_s']}/s)",
-        "",
-        "| calls | n | p50 ms | p99 ms |",
-        "|---|---:|---:|---:|",
-    ]
-    lines += [f"| {k} | {v['n']} | {v['p50']} | {v['p99']} |" for k, v in result["latency_ms"].items()]
-    lines += ["", "| fault | s until healthy again | failed calls | recovery s |", "|---|---:|---:|---:|"]
-    lines += [f"| {f['fault']} | {f['down_s']} | {f['errors']} | {f['recovery_s']} |" for f in result["faults"]]
-    lines += ["", "| errors by kind | n |", "|---|---:|"] + [f"| {k} | {n} |" for k, n in result["errors"].items()]
-    lines += ["", "| nginx responses ≥ 400 | n |", "|---|---:|"]
-    lines += [f"| {k} | {n} |" for k, n in result["nginx_statuses_400_up"].items()]
-    lines += ["", "| writes | n |", "|---|---:|"] + [f"| {k} | {n} |" for k, n in result["writes"].items()]
-    lines += [
-        "",
-        f"Listens: {json.dumps(result['listens'], ensure_ascii=False)}",
-        "",
-        "| invariant | holds |",
-        "|---|---|",
-    ]
-    lines += [
-        f"| {k} | {'yes' if v else 'not measured' if v is None else '**NO**'} |"
-        for k, v in result["invariants"].items()
-    ]
-    return "\n".join(lines)
-
-
 async def soak(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
-    values, run, stats = cluster.values, secrets.token_hex(3), Stats()
+    values, run, stats = cluster.values, secrets.token_hex(3), Stats(listeners=LISTENERS)
     async with httpx2.AsyncClient(
         base_url=values["SERVICE_URL"], headers={"Authorization": f"Bearer {values['SERVICE_TOKEN']}"}
     ) as http:
@@ -436,19 +266,31 @@ async def soak(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
     if len(students) < 2 * args.clients:
         raise RuntimeError(f"{len(students)} students: too few for {args.clients} clients")
     began = time.time()
-    until = began + args.duration
+    stop = asyncio.Event()
     workers = [Worker(n, values["MCP_URL"], students, run, stats) for n in range(args.clients)]
     print(f"soak: run {run}, {args.clients} clients for {args.duration:.0f} s", file=sys.stderr)
+
+    async def load_then_stop() -> None:  # the load runs --duration, and at least 5 s past the last fault's end
+        await faults(cluster, args.duration, began, stats)
+        await asyncio.sleep(max(5.0, began + args.duration - time.time()))
+        stop.set()
+
     await asyncio.gather(
-        *(w.loop(until) for w in workers),
-        *(listener(n, values["MCP_URL"], stats, until + 5) for n in range(LISTENERS)),
-        faults(cluster, args.duration, began, stats),
+        *(w.loop(stop) for w in workers),
+        *(listener(n, values["MCP_URL"], stats, stop) for n in range(LISTENERS)),
+        load_then_stop(),
     )
-    elapsed = time.time() - began
-    broken, committed = check_database(values["DB_URL"], run, stats)
-    misses, latencies = check_listeners(stats, committed) if stats.listen_supported else ([], [])
-    return report(
-        stats, args, elapsed, broken, misses, latencies, check_nginx(Path(cluster.env["ASRAMA_CLUSTER_DIR"]), stats)
+    elapsed = max((end for _, end, _, _ in stats.calls), default=time.time()) - began  # the listeners' settle aside
+    broken, committed = checks.check_database(values["DB_URL"], run, stats)
+    misses, latencies = checks.check_listeners(stats, committed) if stats.listen_supported else ([], [])
+    return checks.report(
+        stats,
+        args,
+        elapsed,
+        broken,
+        misses,
+        latencies,
+        checks.check_nginx(Path(cluster.env["ASRAMA_CLUSTER_DIR"]), stats),
     )
 
 
@@ -473,7 +315,7 @@ def main() -> int:
     finally:
         cluster.run("down")
     result["pids"] = sorted(cluster.pids)
-    print(markdown(result))
+    print(checks.markdown(result))
     if args.json:
         args.json.write_text(json.dumps(result, ensure_ascii=False, indent=1))
     return 0 if all(v is not False for v in result["invariants"].values()) else 1

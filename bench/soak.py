@@ -17,8 +17,9 @@ A script, not a test (pytest never collects it; tests/e2e/test_cluster.py runs a
    last one is back;
 4. the invariants: each accepted write is in the database exactly once (one history row or izin per tag),
    nothing is written for a declined one, each listener was told of each roll call after it was committed (a
-   notification for its date, or a listen acknowledged after the commit: the listener refetches), and no
-   response in nginx's logs is a 5xx other than a 503 while PostgreSQL is down (up to 15 s after).
+   notification for its date, or a listen acknowledged after the commit: the listener refetches), no
+   response in nginx's logs is a 5xx other than a 503 while PostgreSQL is down (up to 15 s after); each MCP
+   replica's audit chain is intact (`mcp-asrama audit verify`), the killed one's too.
 
 The checks and the report are in bench/soak_checks.py. Prints a markdown report on stdout (progress on stderr)
 and writes the JSON with --json; exits 1 when an invariant breaks, 2 when the cluster does not come up.
@@ -291,6 +292,7 @@ async def soak(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
         misses,
         latencies,
         checks.check_nginx(Path(cluster.env["ASRAMA_CLUSTER_DIR"]), stats),
+        checks.check_audit(values["AUDIT_LOGS"].split(",")),
     )
 
 

@@ -3,7 +3,10 @@ the checks against the database and nginx's access logs; the report as JSON and 
 
 import argparse
 import json
+import shutil
 import statistics
+import subprocess
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -112,6 +115,14 @@ def check_nginx(state: Path, stats: Stats) -> tuple[Counter[str], Counter[str]]:
     return bad, seen
 
 
+def check_audit(files: list[str]) -> list[str]:
+    """`mcp-asrama audit verify` over every replica's audit file (each its own chain; each killed replica's too):
+    the verdicts of the chains that broke."""
+    exe = shutil.which("mcp-asrama", path=str(Path(sys.executable).parent)) or "mcp-asrama"
+    done = subprocess.run([exe, "audit", "verify", *files], capture_output=True, text=True, check=False)
+    return [] if done.returncode == 0 else (done.stderr.strip() or done.stdout.strip()).splitlines()
+
+
 def report(
     stats: Stats,
     args: argparse.Namespace,
@@ -120,6 +131,7 @@ def report(
     misses: list[str],
     latencies: list[float],
     nginx: tuple[Counter[str], Counter[str]],
+    audit: list[str],
 ) -> dict[str, Any]:
     bad_5xx, statuses = nginx
     by_kind: dict[str, list[float]] = defaultdict(list)
@@ -152,6 +164,7 @@ def report(
         "every accepted write in the database exactly once; none without an accept": not broken,
         "every listener told of every roll call": not misses if stats.listen_supported else None,
         "no 5xx but 503 while PostgreSQL is down": not bad_5xx,
+        "every replica's audit chain intact": not audit,
     }
     return {
         "duration_s": round(elapsed, 1),
@@ -165,7 +178,7 @@ def report(
         "faults": stats.faults,
         "listens": listens,
         "invariants": invariants,
-        "violations": {**broken, "listeners not told": misses[:20], "5xx": dict(bad_5xx)},
+        "violations": {**broken, "listeners not told": misses[:20], "5xx": dict(bad_5xx), "audit": audit},
     }
 
 

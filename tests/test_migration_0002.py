@@ -6,13 +6,13 @@ from datetime import date
 
 import pytest
 from alembic import command
-from sqlalchemy import Engine, func, insert, inspect, select, text
+from sqlalchemy import Engine, func, inspect, select, text
 
 from mcp_asrama.service.crud.pelanggaran import DEFAULT_JENIS
-from mcp_asrama.service.db import make_engine
 from mcp_asrama.service.migrations import config, head, locked, scripts, upgrade
-from mcp_asrama.service.models import Anak, JenisPelanggaran, Kamar
-from tests.conftest import TUTORIAL_ANAK, TUTORIAL_KAMAR, serve_db
+from mcp_asrama.service.models import Anak, JenisPelanggaran
+from tests.conftest import TUTORIAL_ANAK, serve_db
+from tests.migration_support import school_at
 
 pytestmark = pytest.mark.anyio
 NEW_TABLES = {"jenis_pelanggaran", "pelanggaran", "hafalan", "kunjungan_klinik"}
@@ -21,14 +21,8 @@ NEW_TABLES = {"jenis_pelanggaran", "pelanggaran", "hafalan", "kunjungan_klinik"}
 @pytest.fixture
 def at_baseline(db_url: str) -> Iterator[Engine]:
     """`db_url` migrated to revision 0001 only, holding the tutorial's rooms and students."""
-    engine = make_engine(db_url)
-    with engine.connect() as conn, locked(conn):
-        command.upgrade(config(conn), "0001")
-    with engine.begin() as conn:
-        conn.execute(insert(Kamar), TUTORIAL_KAMAR)
-        conn.execute(insert(Anak), TUTORIAL_ANAK)
-    yield engine
-    engine.dispose()
+    with school_at(db_url, "0001") as engine:
+        yield engine
 
 
 def test_0002_follows_the_baseline() -> None:

@@ -5,12 +5,12 @@ from collections.abc import Iterator
 
 import pytest
 from alembic import command
-from sqlalchemy import Engine, func, insert, inspect, select
+from sqlalchemy import Engine, func, inspect, select
 
-from mcp_asrama.service.db import make_engine
 from mcp_asrama.service.migrations import config, locked, scripts, upgrade
-from mcp_asrama.service.models import Anak, Kamar, Perubahan
-from tests.conftest import TUTORIAL_ANAK, TUTORIAL_KAMAR, serve_db
+from mcp_asrama.service.models import Anak, Perubahan
+from tests.conftest import TUTORIAL_ANAK, serve_db
+from tests.migration_support import school_at
 
 pytestmark = pytest.mark.anyio
 
@@ -18,14 +18,8 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def at_0002(db_url: str) -> Iterator[Engine]:
     """`db_url` migrated to revision 0002, holding the tutorial's rooms and students."""
-    engine = make_engine(db_url)
-    with engine.connect() as conn, locked(conn):
-        command.upgrade(config(conn), "0002")
-    with engine.begin() as conn:
-        conn.execute(insert(Kamar), TUTORIAL_KAMAR)
-        conn.execute(insert(Anak), TUTORIAL_ANAK)
-    yield engine
-    engine.dispose()
+    with school_at(db_url, "0002") as engine:
+        yield engine
 
 
 def test_0003_follows_0002() -> None:

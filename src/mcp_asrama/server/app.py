@@ -12,7 +12,7 @@ from mcp.server.request_state import RequestStateSecurity
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.server import discovery, features, live
+from mcp_asrama.server import discovery, features, live, views
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
 from mcp_asrama.server.guard.access import SEMUA, Akses, current_principal
@@ -95,6 +95,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
             *discovery.middleware(),
         ],
         subscriptions=updates.bus,
+        extensions=[views.build_apps()],
     )
     server.verifier, server.limiter = verifier, limiter
     server.writable = lambda: writes.allowed(settings.writes)

@@ -12,6 +12,7 @@ from pydantic import Field
 from mcp_asrama.client import NotFound
 from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi, JumlahStatus, RekapAnak
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.server import views
 from mcp_asrama.server.arguments import MAX_RANGE_DAYS, IdAnak, Kamar, Kelas, StatusAbsensi, Tanggal, parse_tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
@@ -164,7 +165,8 @@ async def absensi_resource(tanggal: str, ctx: Context) -> str:
 
 def register(server: AsramaServer) -> None:
     """Add the attendance tools and one day's attendance as a resource."""
-    add_tools(server, {absensi_harian: "Absensi harian", rekap_absensi: "Rekap absensi"}, READ_ONLY)
+    add_tools(server, {absensi_harian: "Absensi harian"}, READ_ONLY, views.link(views.ABSENSI_HARIAN))
+    add_tools(server, {rekap_absensi: "Rekap absensi"}, READ_ONLY, views.link(views.REKAP_ABSENSI))
     server.resource("asrama://absensi/{tanggal}", name="absensi", title="Absensi harian", mime_type=JSON)(
         absensi_resource
     )

@@ -26,11 +26,17 @@ class Result(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-def add_tools(server: AsramaServer, tools: dict[Callable[..., Any], str], annotations: ToolAnnotations) -> None:
-    """Register `tools` (function → title) in the given order; the description is the docstring on one line."""
+def add_tools(
+    server: AsramaServer,
+    tools: dict[Callable[..., Any], str],
+    annotations: ToolAnnotations,
+    meta: dict[str, Any] | None = None,
+) -> None:
+    """Register `tools` (function → title) in the given order; the description is the docstring on one line, `meta`
+    the tools' `_meta` (e.g. the link to an MCP Apps view)."""
     for fn, title in tools.items():
         description = " ".join(inspect.cleandoc(fn.__doc__ or "").split())
-        server.tool(title=title, description=description, annotations=annotations)(fn)
+        server.tool(title=title, description=description, annotations=annotations, meta=meta)(fn)
 
 
 def check_range(dari: date | None, sampai: date | None) -> None:

@@ -20,6 +20,7 @@ from mcp_asrama import quran
 from mcp_asrama.client import AsramaError, NotFound
 from mcp_asrama.client.models import Anak, ProgresAnak, RataRata, Setoran
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.server import views
 from mcp_asrama.server.arguments import (
     Ayat,
     IdAnak,
@@ -281,7 +282,8 @@ async def hafalan_resource(id_anak: str, ctx: Context) -> str:
 
 def register(server: AsramaServer) -> None:
     """Add the hafalan tools (reads, then the write) and one student's hafalan as a resource."""
-    add_tools(server, {hafalan_anak: "Hafalan anak", progres_hafalan: "Progres hafalan"}, READ_ONLY)
+    add_tools(server, {hafalan_anak: "Hafalan anak"}, READ_ONLY)
+    add_tools(server, {progres_hafalan: "Progres hafalan"}, READ_ONLY, views.link(views.PROGRES_HAFALAN))
     add_tools(server, {catat_setoran_hafalan: "Catat setoran hafalan"}, CREATES)
     server.resource("asrama://anak/{id_anak}/hafalan", name="hafalan", title="Hafalan anak", mime_type=JSON)(
         hafalan_resource

@@ -69,7 +69,7 @@ th, td { text-align: left; padding: 2px 12px 2px 0; border-bottom: 1px solid var
   // A horizontal bar chart: one row per {label, value, color}; `avg` draws a dashed line at that value.
   function bars(name, rows, avg) {
     const rowH = 24, labelW = 170, valueW = 60, width = 640, plot = width - labelW - valueW;
-    const max = Math.max(1, avg || 0, ...rows.map(function (r) { return r.value; }));
+    const max = Math.max(avg || 0, ...rows.map(function (r) { return r.value; })) || 1;
     const height = rows.length * rowH + 8;
     const chart = svgEl("svg", { class: "chart", "data-chart": name, viewBox: "0 0 " + width + " " + height,
       role: "img" });

@@ -77,10 +77,25 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_claude_config(args: argparse.Namespace) -> int:
-    """Print the claude_desktop_config.json block for this installation."""
-    from mcp_asrama.ops.claude_config import config_location, render
+    """Print the claude_desktop_config.json block for this installation, or for mcp-remote in front of a remote
+    endpoint; exit 2 on flags or a URL the block must not carry."""
+    from mcp_asrama.ops.claude_config import RemoteConfigError, config_location, render, render_remote
 
-    print(render(args.name, args.api_url, include_token=args.with_token, writes=args.writes))
+    try:
+        if args.remote is None:
+            if args.token_env is not None:
+                raise RemoteConfigError("--token-env goes with --remote (a local server takes --with-token)")
+            text = render(args.name, args.api_url, include_token=args.with_token, writes=args.writes)
+        else:
+            given = {"--api-url": args.api_url, "--with-token": args.with_token, "--writes": args.writes}
+            local = [flag for flag, value in given.items() if value]
+            if local:
+                raise RemoteConfigError(f"--remote takes no {', '.join(local)}: those configure a local server")
+            text = render_remote(args.name, args.remote, args.token_env)
+    except RemoteConfigError as exc:
+        print(f"claude-config: {exc}", file=sys.stderr)
+        return 2
+    print(text)
     print(
         f"paste into {config_location()} (merge with any existing mcpServers), then restart Claude Desktop",
         file=sys.stderr,
@@ -227,6 +242,18 @@ def build_parser() -> argparse.ArgumentParser:
     claude.add_argument("--with-token", action="store_true", help="include ASRAMA_API_TOKEN from the environment")
     claude.add_argument(
         "--writes", action="store_true", help="let the assistant record too (ASRAMA_WRITES=on; each write confirmed)"
+    )
+    claude.add_argument(
+        "--remote",
+        metavar="URL",
+        help="instead, run the mcp-remote bridge (npx) in front of this HTTP MCP endpoint, sending a bearer token "
+        "(https, or http to this machine only)",
+    )
+    claude.add_argument(
+        "--token-env",
+        metavar="VAR",
+        help="with --remote: put the access token held in environment variable VAR into the block (default: a "
+        "placeholder to fill in, so no secret is printed)",
     )
     claude.set_defaults(func=cmd_claude_config)
 

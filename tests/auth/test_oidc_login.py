@@ -1,8 +1,9 @@
 """A full login as a host does it, against a real authorization server (oidc-provider, tests/auth/oidc): the SDK's
 OAuth client meets our `mcp-asrama serve --transport http --auth jwt` with 401 → Protected Resource Metadata →
-authorization server metadata → dynamic client registration → authorization code + PKCE (the test plays the user
-at the login and consent pages) → a JWT access token for our resource (RFC 8707) → a scoped tools/call; then a
-refresh, a user whose scope changed, and a signing-key rotation at the provider.
+authorization server metadata → client registration (a client ID metadata document served over HTTPS, or
+dynamic registration) → authorization code + PKCE (the test plays the user at the login and consent pages) → a
+JWT access token for our resource (RFC 8707) → a scoped tools/call; then a refresh, a user whose scope changed,
+and a signing-key rotation at the provider.
 Needs ASRAMA_TEST_OIDC (scripts/oidc-provider.sh)."""
 
 import os
@@ -20,6 +21,7 @@ from mcp.shared.auth import OAuthClientMetadata
 
 from tests.auth import conftest as auth
 from tests.auth.conftest import Mcp, mcp_process
+from tests.auth.oidc.documents import DOCUMENT_PATH, metadata_document
 from tests.auth.oidc.support import Memory, Person, Provider, private_jwk, running_provider
 from tests.auth.support import MODERN, TIMEOUT
 from tests.conftest import TOKEN
@@ -57,19 +59,23 @@ def servers(service_url: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
             yield provider, mcp
 
 
+HOST_METADATA = {
+    "client_name": "asrama-test-host",
+    "redirect_uris": [REDIRECT_URI],
+    "grant_types": ["authorization_code", "refresh_token"],
+    "response_types": ["code"],
+    "token_endpoint_auth_method": "none",
+}
+
+
 @asynccontextmanager
-async def host(mcp: Mcp, person: Person, storage: Memory) -> AsyncIterator[Client]:
-    """The SDK's client with its OAuth support, logging in through `person` when the server asks for a token."""
-    metadata = OAuthClientMetadata.model_validate(
-        {
-            "client_name": "asrama-test-host",
-            "redirect_uris": [REDIRECT_URI],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        }
+async def host(mcp: Mcp, person: Person, storage: Memory, document_url: str | None = None) -> AsyncIterator[Client]:
+    """The SDK's client with its OAuth support, logging in through `person` when the server asks for a token;
+    with `document_url` it names its client ID metadata document instead of registering."""
+    metadata = OAuthClientMetadata.model_validate(HOST_METADATA)
+    oauth = OAuthClientProvider(
+        mcp.url, metadata, storage, person.redirect_handler, person.callback_handler, client_metadata_url=document_url
     )
-    oauth = OAuthClientProvider(mcp.url, metadata, storage, person.redirect_handler, person.callback_handler)
     async with (
         httpx2.AsyncClient(auth=oauth, timeout=TIMEOUT) as http,
         Client(streamable_http_client(mcp.url, http_client=http), mode=MODERN, cache=None) as client,
@@ -89,7 +95,7 @@ async def test_login_gives_a_token_for_this_resource_and_a_scoped_call(servers: 
     async with host(mcp, person, storage) as client:
         assert await students(client) == {"A003"}
     assert person.logins == 1 and person.pages == ["login", "consent"]
-    assert storage.client is not None and storage.client.client_id  # registered dynamically
+    assert storage.client is not None and storage.client.client_id_issued_at  # registered dynamically (RFC 7591)
     claims = jwt.decode(storage.tokens[-1].access_token, options={"verify_signature": False})
     assert claims["iss"] == provider.issuer and claims["aud"] == mcp.public_url and claims["sub"] == "halimah"
     assert claims["asrama_scope"] == ["kamar:Aisyah 2"] and "asrama:read" in claims["scope"].split()
@@ -121,3 +127,16 @@ async def test_signing_key_rotation_at_the_provider(servers: tuple[Provider, Mcp
     async with host(mcp, person, storage) as client:
         assert await students(client) == {"A003"}  # our server fetched the JWKS again for the unknown kid
     assert jwt.get_unverified_header(storage.tokens[-1].access_token)["kid"] == f"{old}-next"
+
+
+async def test_login_with_a_client_id_metadata_document(servers: tuple[Provider, Mcp]) -> None:
+    provider, mcp = servers
+    provider.set_scope("aminah", ["kamar:Al-Fatih 1"])
+    with metadata_document(provider.cert, HOST_METADATA) as (url, fetched):
+        person, storage = Person("aminah", REDIRECT_URI), Memory()
+        async with host(mcp, person, storage, document_url=url) as client:
+            assert await students(client) == {"A001", "A002"}
+    assert DOCUMENT_PATH in fetched  # the provider read the document: no registration took place
+    assert storage.client is not None and storage.client.client_id == url
+    claims = jwt.decode(storage.tokens[-1].access_token, options={"verify_signature": False})
+    assert claims["client_id"] == url and claims["asrama_scope"] == ["kamar:Al-Fatih 1"]

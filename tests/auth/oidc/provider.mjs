@@ -9,7 +9,9 @@
 //   OIDC_USERS       a JSON file {"<login>": {"asrama_scope": [...]}}, read again for every token (a user's
 //                    scope changes without a restart); other logins are refused
 //   OIDC_ACCESS_TTL  seconds an access token lives (default 300)
-// Registration is dynamic (RFC 7591), PKCE (S256) is required, login and consent are oidc-provider's
+// A client registers dynamically (RFC 7591) or names its client ID metadata document (an https URL; the test
+// serves it on 127.0.0.1, so outgoing fetches skip oidc-provider's special-use-address guard, and Node trusts the
+// test's certificate through NODE_EXTRA_CA_CERTS). PKCE (S256) is required; login and consent are oidc-provider's
 // development pages (any password; the login must be a user of OIDC_USERS). Prints "ready <issuer>" on stderr.
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -32,6 +34,7 @@ const provider = new Provider(issuer, {
   features: {
     devInteractions: { enabled: true },
     registration: { enabled: true },
+    clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => resource,
@@ -42,6 +45,7 @@ const provider = new Provider(issuer, {
       },
     },
   },
+  fetch: (url, options) => fetch(url, { ...options, dispatcher: undefined }),
   pkce: { required: () => true },
   clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' },
   issueRefreshToken: (ctx, client) => client.grantTypeAllowed('refresh_token'),

@@ -18,6 +18,7 @@ from jwt.algorithms import RSAAlgorithm
 from mcp.client.auth import TokenStorage
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
 
+from tests.auth.oidc.documents import self_signed
 from tests.e2e.conftest import clean_env, start, stop, wait_until_up
 
 PROGRAM = Path(__file__).with_name("provider.mjs")
@@ -34,7 +35,8 @@ def private_jwk(kid: str) -> dict[str, Any]:
 
 class Provider:
     """oidc-provider on 127.0.0.1:`port` for one resource; `users` (login → asrama_scope) are re-read for every
-    token; `restart(keys)` starts it again with other signing keys (the first signs)."""
+    token; `restart(keys)` starts it again with other signing keys (the first signs). Its Node trusts `cert`, the
+    certificate a host's client ID metadata document is served with."""
 
     def __init__(self, module: str, port: int, resource: str, folder: Path, access_ttl: int) -> None:
         self.module, self.port, self.resource, self.folder, self.access_ttl = module, port, resource, folder, access_ttl
@@ -42,6 +44,7 @@ class Provider:
         self.jwks_url = f"{self.issuer}/jwks"
         self.keys_file, self.users_file = folder / "keys.json", folder / "users.json"
         self.users_file.write_text("{}")
+        self.cert = self_signed(folder)
         self.process: subprocess.Popen[Any] | None = None
         self.keys: list[dict[str, Any]] = []
 
@@ -61,6 +64,7 @@ class Provider:
             OIDC_KEYS=str(self.keys_file),
             OIDC_USERS=str(self.users_file),
             OIDC_ACCESS_TTL=str(self.access_ttl),
+            NODE_EXTRA_CA_CERTS=str(self.cert[0]),
         )
         log = self.folder / f"provider-{keys[0]['kid']}.log"
         self.process = start([str(node), str(PROGRAM)], env, log)

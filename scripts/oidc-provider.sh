@@ -3,9 +3,11 @@
 # installed into .cache/oidc-provider on first use, for the tests' real authorization server
 # (tests/auth/oidc/provider.mjs, configured by its environment). Usage:
 #   bash scripts/oidc-provider.sh        # install if needed; print the path of oidc-provider's entry file
-#   OIDC_PORT=... OIDC_RESOURCE=... OIDC_KEYS=... OIDC_USERS=... bash scripts/oidc-provider.sh run
-#                                        # run tests/auth/oidc/provider.mjs with that Node and that oidc-provider
+#   OIDC_PORT=8090 OIDC_RESOURCE=http://127.0.0.1:8001/mcp OIDC_USERS=users.json \
+#       bash scripts/oidc-provider.sh run   # run tests/auth/oidc/provider.mjs with that Node and oidc-provider
+#                                           # (its settings: see provider.mjs; files relative to where you are)
 set -euo pipefail
+caller="$PWD"
 cd "$(dirname "$0")/.."
 
 python=".venv/bin/python"
@@ -22,6 +24,8 @@ if [ ! -f "$installed" ] || ! grep -q "\"version\": \"$version\"" "$installed"; 
 fi
 module="$PWD/$dir/node_modules/oidc-provider/lib/index.js"
 if [ "${1:-}" = "run" ]; then
-  OIDC_MODULE="$module" exec "$node_bin/node" "$PWD/tests/auth/oidc/provider.mjs"
+  program="$PWD/tests/auth/oidc/provider.mjs"
+  cd "$caller"
+  OIDC_MODULE="$module" exec "$node_bin/node" "$program"
 fi
 echo "$module"

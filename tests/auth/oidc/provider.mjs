@@ -5,7 +5,7 @@
 //   OIDC_PORT        the port to listen on (the test picks a free one); issuer http://127.0.0.1:<port>
 //   OIDC_RESOURCE    the resource (our MCP server's public URL, .../mcp): the tokens' audience
 //   OIDC_KEYS        a JSON file {"keys": [private JWK, ...]}: all published, the first signs (rotation: restart
-//                    with a new first key)
+//                    with a new first key); unset: one new RSA key, kid k1, for the life of the process
 //   OIDC_USERS       a JSON file {"<login>": {"asrama_scope": [...]}}, read again for every token (a user's
 //                    scope changes without a restart); other logins are refused
 //   OIDC_ACCESS_TTL  seconds an access token lives (default 300)
@@ -13,6 +13,7 @@
 // serves it on 127.0.0.1, so outgoing fetches skip oidc-provider's special-use-address guard, and Node trusts the
 // test's certificate through NODE_EXTRA_CA_CERTS). PKCE (S256) is required; login and consent are oidc-provider's
 // development pages (any password; the login must be a user of OIDC_USERS). Prints "ready <issuer>" on stderr.
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
@@ -24,12 +25,18 @@ const resource = process.env.OIDC_RESOURCE;
 const accessTtl = Number(process.env.OIDC_ACCESS_TTL || 300);
 const SCOPE = 'asrama:read';
 
+function keys() {
+  if (process.env.OIDC_KEYS) return JSON.parse(readFileSync(process.env.OIDC_KEYS, 'utf8'));
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }] };
+}
+
 function users() {
   return JSON.parse(readFileSync(process.env.OIDC_USERS, 'utf8'));
 }
 
 const provider = new Provider(issuer, {
-  jwks: JSON.parse(readFileSync(process.env.OIDC_KEYS, 'utf8')),
+  jwks: keys(),
   scopes: ['openid', 'offline_access', SCOPE],
   features: {
     devInteractions: { enabled: true },

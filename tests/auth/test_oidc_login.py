@@ -95,6 +95,8 @@ async def test_login_gives_a_token_for_this_resource_and_a_scoped_call(servers: 
     async with host(mcp, person, storage) as client:
         assert await students(client) == {"A003"}
     assert person.logins == 1 and person.pages == ["login", "consent"]
+    metadata = httpx2.get(mcp.metadata_url, timeout=TIMEOUT).json()  # where the SDK found the provider
+    assert [url.rstrip("/") for url in metadata["authorization_servers"]] == [provider.issuer]
     assert storage.client is not None and storage.client.client_id_issued_at  # registered dynamically (RFC 7591)
     claims = jwt.decode(storage.tokens[-1].access_token, options={"verify_signature": False})
     assert claims["iss"] == provider.issuer and claims["aud"] == mcp.public_url and claims["sub"] == "halimah"

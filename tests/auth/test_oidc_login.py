@@ -20,12 +20,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
 from tests.auth import conftest as auth
-from tests.auth.conftest import Mcp, mcp_process
+from tests.auth.conftest import Mcp
 from tests.auth.oidc.documents import DOCUMENT_PATH, metadata_document
-from tests.auth.oidc.support import Memory, Person, Provider, private_jwk, running_provider
+from tests.auth.oidc.support import Memory, Person, Provider, private_jwk, provider_and_server
 from tests.auth.support import MODERN, TIMEOUT
-from tests.conftest import TOKEN
-from tests.e2e.conftest import free_port
 from tests.server.support import call_ok
 
 OIDC = os.environ.get("ASRAMA_TEST_OIDC")
@@ -42,21 +40,10 @@ REDIRECT_URI = "http://127.0.0.1:9/callback"  # never visited: the test's person
 
 @pytest.fixture(scope="module")
 def servers(service_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Provider, Mcp]]:
-    """The provider and our server requiring its tokens (issuer and JWKS from the provider), each on a free port."""
+    """The provider and our server requiring its tokens, each on a free port."""
     assert OIDC
-    folder = tmp_path_factory.mktemp("oidc")
-    port = free_port()
-    public_url = f"http://127.0.0.1:{port}/mcp"
-    with running_provider(OIDC, free_port(), public_url, folder, ACCESS_TTL) as provider:
-        flags = [
-            "--auth", "jwt",
-            "--public-url", public_url,
-            "--auth-issuer", provider.issuer,
-            "--auth-jwks-url", provider.jwks_url,
-        ]  # fmt: skip
-        env = {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN}
-        with mcp_process(flags, env, folder, port) as mcp:
-            yield provider, mcp
+    with provider_and_server(OIDC, service_url, tmp_path_factory.mktemp("oidc"), ACCESS_TTL) as both:
+        yield both
 
 
 HOST_METADATA = {

@@ -21,10 +21,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.auth import conftest as auth
-from tests.auth.conftest import Mcp, mcp_process
-from tests.auth.oidc.support import Person, Provider, running_provider
+from tests.auth.conftest import Mcp
+from tests.auth.oidc.support import Person, Provider, provider_and_server
 from tests.auth.support import TIMEOUT
-from tests.conftest import TOKEN
 from tests.e2e.conftest import clean_env, free_port
 from tests.server.support import call_ok
 
@@ -48,21 +47,10 @@ LOGIN_TIMEOUT = 60  # seconds the bridge waits for the browser's callback (--aut
 
 @pytest.fixture(scope="module")
 def servers(service_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Provider, Mcp]]:
-    """The provider and our server requiring its tokens (issuer and JWKS from the provider), each on a free port."""
+    """The provider and our server requiring its tokens, each on a free port."""
     assert OIDC
-    folder = tmp_path_factory.mktemp("oidc")
-    port = free_port()
-    public_url = f"http://127.0.0.1:{port}/mcp"
-    with running_provider(OIDC, free_port(), public_url, folder, access_ttl=300) as provider:
-        flags = [
-            "--auth", "jwt",
-            "--public-url", public_url,
-            "--auth-issuer", provider.issuer,
-            "--auth-jwks-url", provider.jwks_url,
-        ]  # fmt: skip
-        env = {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN}
-        with mcp_process(flags, env, folder, port) as mcp:
-            yield provider, mcp
+    with provider_and_server(OIDC, service_url, tmp_path_factory.mktemp("oidc"), access_ttl=300) as both:  # no refresh
+        yield both
 
 
 def bridge(url: str, callback_port: int, config_dir: Path) -> StdioServerParameters:

@@ -18,8 +18,10 @@ from jwt.algorithms import RSAAlgorithm
 from mcp.client.auth import TokenStorage
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
 
+from tests.auth.conftest import Mcp, mcp_process
 from tests.auth.oidc.documents import self_signed
-from tests.e2e.conftest import clean_env, start, stop, wait_until_up
+from tests.conftest import TOKEN
+from tests.e2e.conftest import clean_env, free_port, start, stop, wait_until_up
 
 PROGRAM = Path(__file__).with_name("provider.mjs")
 FORM = re.compile(r'<form[^>]*action="([^"]+)"[^>]*method="post">(.*?)</form>', re.S)
@@ -152,3 +154,21 @@ def _code(url: str) -> AuthorizationCodeResult:
     query = parse_qs(urlsplit(url).query)
     assert "code" in query, query  # an error redirect names error and error_description instead
     return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query.get("iss", [None])[0])
+
+
+@contextmanager
+def provider_and_server(oidc: str, service_url: str, folder: Path, access_ttl: int) -> Iterator[tuple[Provider, Mcp]]:
+    """The provider and our real `serve --transport http --auth jwt` requiring its tokens (issuer and JWKS from the
+    provider), each on a free port; access tokens live `access_ttl` seconds."""
+    port = free_port()
+    public_url = f"http://127.0.0.1:{port}/mcp"
+    with running_provider(oidc, free_port(), public_url, folder, access_ttl) as provider:
+        flags = [
+            "--auth", "jwt",
+            "--public-url", public_url,
+            "--auth-issuer", provider.issuer,
+            "--auth-jwks-url", provider.jwks_url,
+        ]  # fmt: skip
+        env = {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN}
+        with mcp_process(flags, env, folder, port) as mcp:
+            yield provider, mcp

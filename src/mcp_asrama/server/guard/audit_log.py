@@ -1,8 +1,10 @@
 """Writing the audit file: append-only, hash-chained, fsync'd lines, safe between threads and processes.
 
 One `write` per line on an `O_APPEND` file, then `fsync`, before the answer leaves; lines are serialized by a lock
-in the process and by `flock` between processes (POSIX; on Windows assume one writer), and a writer that finds the
-file grown, shrunk or replaced (rotation) re-reads the tail before chaining. A line cut short by a crash (no
+in the process and by `flock` between processes (POSIX; on Windows assume one writer). The file stays open between
+lines; before each, under the lock, the path is checked to still name the open file (device and inode): a file
+moved away or deleted (rotation) is closed and the path opened again (created 0600 if need be). A writer that finds
+the file grown, shrunk or replaced re-reads the tail before chaining. A line cut short by a crash (no
 newline at the end) is never chained over silently: the next writer ends it and writes a `torn_tail` entry chained
 to the torn bytes' SHA-256, which `verify` reports by line number. After a write, the free space of the file's
 folder is checked (at most once a minute): below 512 MiB or 5 % a warning goes to stderr; the check never delays
@@ -15,6 +17,7 @@ import shutil
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,11 +45,17 @@ if sys.platform == "win32":  # pragma: no cover - no flock: one writer process p
     def _flock(fd: int) -> None:
         pass
 
+    def _unlock(fd: int) -> None:
+        pass
+
 else:
     import fcntl
 
     def _flock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor is closed
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _read_at(fd: int, offset: int, size: int) -> bytes:
@@ -123,6 +132,9 @@ class AuditLog:
         self._lock = threading.Lock()
         self._known: tuple[int, int, int] | None = None  # (device, inode, size) after our last write
         self._prev, self._seq = GENESIS, 0
+        self._fd: int | None = None  # the file, open between lines, by the process that opened it
+        self._opened: tuple[int, int, int] = (0, 0, 0)  # (process, device, inode) of `_fd`
+        self._closer: weakref.finalize[Any, Any] | None = None
 
     def refuse_mixing(self) -> None:
         """At start: refuse (AuditConfigError) a file whose tail is sealed otherwise than we would seal it."""
@@ -155,21 +167,46 @@ class AuditLog:
     def append(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """Chain and write one entry; returns it with `seq`, `prev` and its seal. Raises OSError on failure."""
         with self._lock:
-            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
-            fd = os.open(self.path, flags, 0o600)
             try:
-                _flock(fd)
-                stat = os.fstat(fd)
-                if (stat.st_dev, stat.st_ino, stat.st_size) != self._known:
-                    self._resync(fd, stat)
-                written = self._write(fd, {"seq": self._seq + 1, **fields})
+                fd, stat = self._locked()
+                try:
+                    if (stat.st_dev, stat.st_ino, stat.st_size) != self._known:
+                        self._resync(fd, stat)
+                    written = self._write(fd, {"seq": self._seq + 1, **fields})
+                finally:
+                    _unlock(fd)
             except BaseException:
                 self._known = None
+                self.close()
                 raise
-            finally:
-                os.close(fd)
         self.space.check(self.path)
         return written
+
+    def close(self) -> None:
+        """Close the file (the next `append` opens it again)."""
+        if self._closer is not None:
+            self._closer()
+        self._fd = self._closer = None
+
+    def _locked(self) -> tuple[int, os.stat_result]:
+        """The file the path names now, open and `flock`ed, and its stat: the open one while the path still names
+        it (checked under the lock: another process may rotate it just before), else the path opened again."""
+        while True:
+            if self._opened[0] != os.getpid():  # inherited through a fork: a descriptor (and a lock) of its own
+                self.close()
+            if self._fd is None:
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+                self._closer = weakref.finalize(self, os.close, fd)
+                opened = os.fstat(fd)
+                self._fd, self._opened = fd, (os.getpid(), opened.st_dev, opened.st_ino)
+            _flock(self._fd)
+            try:
+                stat = os.stat(self.path)
+            except FileNotFoundError:  # moved away or deleted
+                stat = None
+            if stat is not None and (stat.st_dev, stat.st_ino) == self._opened[1:]:
+                return self._fd, stat
+            self.close()  # (which unlocks it)
 
     def _write(self, fd: int, fields: Mapping[str, Any], prefix: bytes = b"") -> dict[str, Any]:
         entry = {**fields, "prev": self._prev}

@@ -1,0 +1,162 @@
+"""The audit file kept open between lines: rotation, deletion, writers in other processes."""
+
+import itertools
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_asrama.server.guard import audit_check, audit_log, audit_seal
+
+pytestmark = pytest.mark.anyio
+
+
+def entries(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def line(n: int, subject: str = "local") -> dict[str, Any]:
+    return {"time": "t", "event": "request", "subject": subject, "method": "tools/call", "n": n}
+
+
+@pytest.fixture
+def log_path(tmp_path: Path) -> Path:
+    return tmp_path / "audit.jsonl"
+
+
+# --- the file kept open -------------------------------------------------------------------------------------------
+
+
+def test_the_file_stays_open_between_lines(log_path: Path) -> None:
+    writer = audit_log.AuditLog(log_path)
+    writer.append(line(0))
+    first = writer._fd
+    writer.append(line(1))
+    assert first is not None and writer._fd == first  # one descriptor for every line
+    assert os.fstat(first).st_ino == log_path.stat().st_ino
+    writer.close()
+    assert writer._fd is None
+    with pytest.raises(OSError):
+        os.fstat(first)
+    writer.append(line(2))  # opened again, chained on
+    assert [(e["seq"], e["n"]) for e in entries(log_path)] == [(1, 0), (2, 1), (3, 2)]
+    assert audit_check.verify(log_path)[0]
+
+
+def test_after_a_rotation_the_next_line_goes_to_the_new_file_chained_from_its_tail(log_path: Path) -> None:
+    """logrotate moves the file away while our descriptor is open; another writer starts the new file first."""
+    ours = audit_log.AuditLog(log_path)
+    for n in range(3):
+        ours.append(line(n, "ours"))
+    rotated = log_path.with_suffix(".1")
+    log_path.rename(rotated)
+    other = audit_log.AuditLog(log_path)  # another process's writer, say
+    other.append(line(10, "other"))
+    other.append(line(11, "other"))
+
+    ours.append(line(3, "ours"))
+
+    fresh = entries(log_path)
+    assert [(e["seq"], e["subject"], e["n"]) for e in fresh] == [(1, "other", 10), (2, "other", 11), (3, "ours", 3)]
+    assert fresh[2]["prev"] == fresh[1]["hash"]
+    assert [e["n"] for e in entries(rotated)] == [0, 1, 2]  # nothing more went to the moved file
+    assert audit_check.verify(rotated)[1].startswith("intact: 3 entries")
+    assert audit_check.verify(log_path)[1].startswith("intact: 3 entries")
+
+
+def test_a_rotation_to_an_empty_new_file_starts_at_genesis(log_path: Path) -> None:
+    writer = audit_log.AuditLog(log_path)
+    writer.append(line(0))
+    log_path.rename(log_path.with_suffix(".1"))
+    log_path.touch(mode=0o600)  # copytruncate-style tools and `create` leave an empty file
+
+    writer.append(line(1))
+
+    [entry] = entries(log_path)
+    assert (entry["seq"], entry["prev"], entry["n"]) == (1, audit_seal.GENESIS, 1)
+
+
+def test_a_deleted_file_is_created_again_0600_by_the_next_line(log_path: Path) -> None:
+    writer = audit_log.AuditLog(log_path)
+    writer.append(line(0))
+    writer.append(line(1))
+    log_path.unlink()
+    old_umask = os.umask(0)  # the mode is ours, whatever the umask lets through
+    try:
+        writer.append(line(2))
+    finally:
+        os.umask(old_umask)
+
+    assert stat.S_IMODE(log_path.stat().st_mode) == 0o600
+    assert writer._fd is not None and os.fstat(writer._fd).st_ino == log_path.stat().st_ino
+    [entry] = entries(log_path)
+    assert (entry["seq"], entry["prev"], entry["n"]) == (1, audit_seal.GENESIS, 2)
+    assert audit_check.verify(log_path)[0]
+
+
+def test_a_folder_that_goes_away_fails_the_line_and_the_next_one_works_again(tmp_path: Path) -> None:
+    path = tmp_path / "logs" / "audit.jsonl"
+    path.parent.mkdir()
+    writer = audit_log.AuditLog(path)
+    writer.append(line(0))
+    path.parent.rename(tmp_path / "moved")
+    with pytest.raises(FileNotFoundError):
+        writer.append(line(1))  # never into the open file, now elsewhere
+    assert writer._fd is None  # nothing kept of a failed write
+    path.parent.mkdir()
+    writer.append(line(2))
+    assert [(e["seq"], e["n"]) for e in entries(path)] == [(1, 2)]
+    assert [e["n"] for e in entries(tmp_path / "moved" / "audit.jsonl")] == [0]
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from mcp_asrama.server.guard.audit_log import AuditLog
+
+    path, name, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+    writer = AuditLog(path)
+    Path(f"{go}.{name}").touch()  # ready
+    while not go.exists():
+        time.sleep(0.001)
+    for n in range(count):
+        writer.append({"time": "t", "event": "request", "subject": name, "method": "tools/call", "n": n})
+    """
+)
+
+
+def test_writers_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path) -> None:
+    """Two processes, each with its descriptor open between lines, appending at the same time."""
+    go, count = tmp_path / "go", 60
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASRAMA_")}
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(log_path), name, str(count), str(go)], env=env)
+        for name in ("p1", "p2")
+    ]
+    try:
+        deadline = time.monotonic() + 30
+        while not all(go.with_name(f"go.{name}").exists() for name in ("p1", "p2")):
+            assert time.monotonic() < deadline and all(w.poll() is None for w in writers)
+            time.sleep(0.01)
+        go.touch()
+        assert [w.wait(timeout=60) for w in writers] == [0, 0]
+    finally:
+        for writer in writers:
+            writer.kill()
+
+    logged = entries(log_path)
+    assert [e["seq"] for e in logged] == list(range(1, 2 * count + 1))
+    for name in ("p1", "p2"):
+        assert [e["n"] for e in logged if e["subject"] == name] == list(range(count))
+    switches = sum(a["subject"] != b["subject"] for a, b in itertools.pairwise(logged))
+    assert switches >= 2, "the two writers did not interleave: the test proved nothing"
+    intact, verdict = audit_check.verify(log_path)
+    assert intact, verdict

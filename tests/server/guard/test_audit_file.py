@@ -1,4 +1,5 @@
-"""The audit file kept open between lines: rotation, deletion, writers in other processes."""
+"""The audit file kept open between lines (rotation, deletion, writers in other processes), and the disclosed ids read
+from a tool result without dumping it, which must find every id a client sees."""
 
 import itertools
 import json
@@ -8,12 +9,19 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client
+from mcp_types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
 
-from mcp_asrama.server.guard import audit_check, audit_log, audit_seal
+from mcp_asrama.server.guard import audit, audit_check, audit_log, audit_seal
+from tests.server.conftest import server_for
 
 pytestmark = pytest.mark.anyio
 
@@ -160,3 +168,80 @@ def test_writers_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path)
     assert switches >= 2, "the two writers did not interleave: the test proved nothing"
     intact, verdict = audit_check.verify(log_path)
     assert intact, verdict
+
+
+# --- the ids of a tool result -------------------------------------------------------------------------------------
+
+
+def wire_ids(result: CallToolResult) -> list[str]:
+    """What the client sees, read the long way: the result's JSON form."""
+    return audit.disclosed_ids("tools/call", result.model_dump(mode="json", by_alias=True))
+
+
+def text_result(structured: Any, *texts: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=t) for t in texts], structured_content=structured)
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_ids_of_a_text_that_is_not_the_structured_content_are_found_too() -> None:
+    structured = {"data": [{"id": "A001"}]}
+    cases = [
+        (text_result(structured, compact(structured)), ["A001"]),  # the same JSON: read once
+        (text_result(structured, '{"data":[{"id":"A001"},{"id":"A002"}]}'), ["A001", "A002"]),
+        (text_result(structured, compact(structured), '{"id_anak":"A003"}'), ["A001", "A003"]),
+        (text_result(structured, json.dumps(structured)), ["A001"]),  # spaced: parsed, nothing new
+        (text_result(None, '[{"id":"B1"}]'), ["B1"]),
+        (text_result(structured, "Anak dengan id 'A009' tidak ditemukan"), ["A001"]),  # prose: nothing
+    ]
+    for result, expected in cases:
+        assert audit.result_ids("tools/call", result) == expected == wire_ids(result)
+
+
+def test_structured_content_that_is_not_plain_json_is_read_as_the_client_sees_it() -> None:
+    key = uuid.UUID(int=7)
+    cases = [
+        (text_result({"id": key}, "x"), [str(key)]),  # a UUID goes out as its text
+        (text_result({"data": ({"id": "T1"},)}, "x"), ["T1"]),  # a tuple goes out as a list
+    ]
+    for result, expected in cases:
+        assert audit.result_ids("tools/call", result) == expected == wire_ids(result)
+
+
+def test_an_embedded_resources_text_is_read_too() -> None:
+    resource = TextResourceContents(uri="asrama://anak/A004", text='{"id":"A004"}')
+    result = CallToolResult(
+        content=[TextContent(type="text", text="{}"), EmbeddedResource(type="resource", resource=resource)],
+        structured_content={},
+    )
+    assert audit.result_ids("tools/call", result) == ["A004"] == wire_ids(result)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from(["A001", "A002", "x"]),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["id", "id_anak", "data", "nama"]), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(structured=st.dictionaries(st.sampled_from(["id", "data", "anak"]), JSON, max_size=3), texts=st.lists(
+    st.one_of(JSON.map(compact), st.just("prose"), st.just("SAME")), max_size=3))  # fmt: skip
+def test_the_ids_are_always_those_of_the_results_json_form(structured: dict[str, Any], texts: list[str]) -> None:
+    result = text_result(structured, *(compact(structured) if t == "SAME" else t for t in texts))
+    assert audit.result_ids("tools/call", result) == wire_ids(result)
+
+
+async def test_our_tools_send_the_structured_content_as_its_compact_json(service_app: FastAPI) -> None:
+    """What lets the Auditor skip re-parsing the text (it would still be right, only slower, if this broke)."""
+    async with Client(server_for(service_app), mode="2026-07-28", cache=None) as client:
+        for name, arguments in [("cari_anak", {"kelas": "7A"}), ("detail_anak", {"id_anak": "A001"})]:
+            result = await client.call_tool(name, arguments)
+            [block] = result.content
+            assert isinstance(block, TextContent) and block.text == compact(result.structured_content)
+            assert audit.result_ids("tools/call", result) == wire_ids(result) != []

@@ -56,7 +56,7 @@ import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.server.guard.access import LOCAL_SUBJECT
@@ -222,6 +222,31 @@ def disclosed_ids(method: str, result: Mapping[str, Any]) -> list[str]:
         texts = list(_texts(contents))
     else:
         return []
+    return _ids(sources, texts)
+
+
+def result_ids(method: str, result: Any) -> list[str]:
+    """`disclosed_ids` of a handler's result, a model or its wire form.
+
+    A tool result of text blocks only is read from its objects: `structuredContent` as it is, and each text block
+    parsed unless it is exactly the compact JSON of `structuredContent` (what `core.tool_result` sends: the same
+    ids). Anything else, or a `structuredContent` that is not plain JSON data, is read from its JSON form.
+    """
+    if method == "tools/call" and type(result) is CallToolResult:
+        blocks = result.content
+        if all(type(block) is TextContent for block in blocks):
+            try:
+                same = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+            except (TypeError, ValueError):
+                pass  # not plain JSON data (a date, a model...): read its JSON form below
+            else:
+                texts = [block.text for block in blocks if isinstance(block, TextContent) and block.text != same]
+                return _ids([result.structured_content], texts)
+    return disclosed_ids(method, _wire(result))
+
+
+def _ids(sources: list[Any], texts: Iterable[str]) -> list[str]:
+    """The `id`/`id_anak` string values anywhere in `sources` and in the JSON `texts`, sorted."""
     for text in texts:
         try:
             sources.append(json.loads(text))
@@ -235,11 +260,23 @@ def disclosed_ids(method: str, result: Mapping[str, Any]) -> list[str]:
             for key, value in node.items():
                 if key in ID_KEYS and isinstance(value, str):
                     found[value[:_MAX_ID]] = None
-                elif isinstance(value, Mapping | list):
+                elif isinstance(value, Mapping | list | tuple):
                     stack.append(value)
-        elif isinstance(node, list):
+        elif isinstance(node, list | tuple):
             stack.extend(reversed(node))
     return sorted(found)
+
+
+def _wire(result: Any) -> Mapping[str, Any]:
+    """A handler's result as it goes out (JSON data), or {} for anything else."""
+    wire = result.model_dump(mode="json", by_alias=True) if isinstance(result, BaseModel) else result
+    return wire if isinstance(wire, Mapping) else {}
+
+
+def _tool_error(result: Any) -> bool:
+    if type(result) is CallToolResult:
+        return result.is_error is True
+    return _wire(result).get("isError") is True
 
 
 def _who() -> dict[str, Any]:
@@ -331,19 +368,17 @@ class Auditor:
             _declared.reset(reset)
             _written.reset(reset_written)
             _health.reset(reset_health)
-        wire: Any = result.model_dump(mode="json", by_alias=True) if isinstance(result, BaseModel) else result
-        wire = wire if isinstance(wire, Mapping) else {}
-        outcome = "tool_error" if ctx.method == "tools/call" and wire.get("isError") is True else "ok"
+        outcome = "tool_error" if ctx.method == "tools/call" and _tool_error(result) else "ok"
         disclosed: list[str] = []
         if outcome == "ok":
             params = ctx.params if isinstance(ctx.params, Mapping) else {}
-            disclosed = sorted({*disclosed_ids(ctx.method, wire), *_named(ctx.method, params), *declared})
+            disclosed = sorted({*result_ids(ctx.method, result), *_named(ctx.method, params), *declared})
         write = _write_fields(fields["target"], outcome, written)
         marked = {"kesehatan": True} if health and disclosed else {}
         if await self._record(done(outcome, disclosed=disclosed, **write, **marked)):
             return result
         if ctx.method in DISCLOSING or disclosed:
-            return _withheld(ctx.method, wire)
+            return _withheld(ctx.method, _wire(result))
         return result
 
 

@@ -7,9 +7,12 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_asrama import __version__
 from mcp_asrama.config import ServiceSettings
+from mcp_asrama.contract import FILTER_GANDA, FITUR_HEADER
 from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
 from mcp_asrama.logs import route_template
 from mcp_asrama.service.crud import perubahan as crud_perubahan
@@ -39,6 +42,26 @@ async def _database_unavailable(request: Request, exc: Exception) -> JSONRespons
 async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
     log.error("unexpected %s on %s %s", type(exc).__name__, request.method, route_template(request.scope))
     return JSONResponse(status_code=500, content={"detail": "Kesalahan internal pada service"})
+
+
+class FeatureHeader:
+    """Every HTTP response, the gate's refusals too, names what this service honours beyond the tutorial's
+    contract (`mcp_asrama.contract`); only an unexpected 500 (answered outside all middleware) does not."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_header(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).append(FITUR_HEADER, FILTER_GANDA)
+            await send(message)
+
+        await self.app(scope, receive, send_with_header)
 
 
 class NoToken(ValueError):
@@ -84,6 +107,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         app.include_router(module.router)
     policy = HttpPolicy.of(settings.host, settings.service_allowed_hosts, settings.service_allowed_origins)
     app.add_middleware(HostOriginGate, policy=policy, host_exempt=("/healthz",))
+    app.add_middleware(FeatureHeader)  # outermost: on the gate's refusals too
     app.add_exception_handler(SQLAlchemyError, _database_unavailable)
     app.add_exception_handler(Exception, _internal_error)
     return app

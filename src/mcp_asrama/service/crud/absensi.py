@@ -13,7 +13,7 @@ from sqlalchemy import and_, delete, func, select, tuple_
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service.crud import perubahan
-from mcp_asrama.service.crud.anak import anak_filters
+from mcp_asrama.service.crud.anak import FilterValues, anak_filters
 from mcp_asrama.service.crud.common import upsert
 from mcp_asrama.service.models import Absensi, Anak, RiwayatAbsensi
 from mcp_asrama.service.schemas.common import BELUM_DICATAT, STATUS_ABSENSI
@@ -120,8 +120,8 @@ def absensi_harian(
     session: Session,
     tanggal: date,
     *,
-    kelas: str | None,
-    kamar: str | None,
+    kelas: FilterValues,
+    kamar: FilterValues,
     status: str | None,
     semua_anak: bool = False,
     ids: Sequence[str] = (),
@@ -151,8 +151,8 @@ def rekap_absensi(
     dari: date,
     sampai: date,
     *,
-    kelas: str | None,
-    kamar: str | None,
+    kelas: FilterValues,
+    kamar: FilterValues,
     id_anak: str | None,
 ) -> list[dict[str, Any]]:
     """Per-student counts per status over [dari, sampai], most absences first."""

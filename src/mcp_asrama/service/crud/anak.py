@@ -45,23 +45,34 @@ def _nama_contains(session: Session, term: str) -> ColumnElement[bool]:
     return func.lower(Anak.nama).like(f"%{escaped}%", escape="\\")
 
 
+FilterValues = str | Sequence[str] | None
+"""A class or room filter: one value, or several (any of them matches); empty values are ignored."""
+
+
+def _any_of(column: Any, values: FilterValues) -> ColumnElement[bool] | None:
+    """`column` equal to one of `values`, both sides lowered by the database (Python's lower() and SQLite's, ASCII
+    only, disagree on "Ü"); None when no value is given."""
+    wanted = list(dict.fromkeys(v for v in ([values] if isinstance(values, str) else values or ()) if v))
+    if not wanted:
+        return None
+    if len(wanted) == 1:
+        return func.lower(column) == func.lower(wanted[0])
+    return func.lower(column).in_([func.lower(v) for v in wanted])
+
+
 def anak_filters(
     session: Session,
     *,
     nama: str | None = None,
-    kelas: str | None = None,
-    kamar: str | None = None,
+    kelas: FilterValues = None,
+    kamar: FilterValues = None,
     status: str | None = None,
     id_anak: str | None = None,
 ) -> list[ColumnElement[bool]]:
     filters: list[ColumnElement[bool]] = []
     if nama:
         filters.append(_nama_contains(session, nama))
-    # Both sides lowered by the database: Python's lower() and SQLite's (ASCII only) disagree on "Ü".
-    if kelas:
-        filters.append(func.lower(Anak.kelas) == func.lower(kelas))
-    if kamar:
-        filters.append(func.lower(Anak.kamar) == func.lower(kamar))
+    filters.extend(f for f in (_any_of(Anak.kelas, kelas), _any_of(Anak.kamar, kamar)) if f is not None)
     if status:
         filters.append(Anak.status == status)
     if id_anak:
@@ -74,8 +85,8 @@ def dated_filters(
     tanggal: Any,
     *,
     id_anak: str | None,
-    kelas: str | None,
-    kamar: str | None,
+    kelas: FilterValues,
+    kamar: FilterValues,
     dari: date | None,
     sampai: date | None,
 ) -> list[ColumnElement[bool]]:
@@ -92,8 +103,8 @@ def cari_anak(
     session: Session,
     *,
     nama: str | None,
-    kelas: str | None,
-    kamar: str | None,
+    kelas: FilterValues,
+    kamar: FilterValues,
     status: str | None,
     limit: int,
     offset: int,

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
 from mcp_asrama.service.crud import perubahan
-from mcp_asrama.service.crud.anak import anak_filters, dated_filters
+from mcp_asrama.service.crud.anak import FilterValues, anak_filters, dated_filters
 from mcp_asrama.service.models import Anak, Hafalan
 
 PACE_DAYS = 28  # the pace is the ziyadah of the last 28 days (today included), per week
@@ -63,8 +63,8 @@ def search(
     session: Session,
     *,
     id_anak: str | None,
-    kelas: str | None,
-    kamar: str | None,
+    kelas: FilterValues,
+    kamar: FilterValues,
     dari: date | None,
     sampai: date | None,
     jenis: str | None,
@@ -94,7 +94,7 @@ class Progres:
 
 
 def progres(
-    session: Session, *, id_anak: str | None, kelas: str | None, kamar: str | None, today: date
+    session: Session, *, id_anak: str | None, kelas: FilterValues, kamar: FilterValues, today: date
 ) -> list[Progres]:
     """Every student of the filter with their progress, most ayat first (then by name)."""
     filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.absensi import Catatan
-from mcp_asrama.service.crud.anak import anak_filters
+from mcp_asrama.service.crud.anak import FilterValues, anak_filters
 from mcp_asrama.service.models import Anak, Izin
 
 
@@ -123,8 +123,8 @@ def search(
     session: Session,
     *,
     aktif: bool | None,
-    kelas: str | None,
-    kamar: str | None,
+    kelas: FilterValues,
+    kamar: FilterValues,
     id_anak: str | None,
     today: date,
     pada: date | None = None,

@@ -8,7 +8,7 @@ from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service.crud import perubahan
-from mcp_asrama.service.crud.anak import dated_filters
+from mcp_asrama.service.crud.anak import FilterValues, dated_filters
 from mcp_asrama.service.models import Anak, KunjunganKlinik
 
 
@@ -49,8 +49,8 @@ def search(
     session: Session,
     *,
     id_anak: str | None,
-    kelas: str | None,
-    kamar: str | None,
+    kelas: FilterValues,
+    kamar: FilterValues,
     dari: date | None,
     sampai: date | None,
     limit: int,
@@ -68,7 +68,7 @@ def search(
 
 
 def rekap(
-    session: Session, *, dari: date, sampai: date, kelas: str | None, kamar: str | None
+    session: Session, *, dari: date, sampai: date, kelas: FilterValues, kamar: FilterValues
 ) -> tuple[int, int, dict[str, tuple[int, int]]]:
     """Over [dari, sampai]: (visits, distinct students, {kategori: (visits, distinct students)})."""
     filters = dated_filters(

@@ -10,7 +10,7 @@ from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service.crud import perubahan
-from mcp_asrama.service.crud.anak import dated_filters
+from mcp_asrama.service.crud.anak import FilterValues, dated_filters
 from mcp_asrama.service.models import Anak, JenisPelanggaran, Pelanggaran
 from mcp_asrama.service.schemas.pelanggaran import KATEGORI_PELANGGARAN
 
@@ -89,8 +89,8 @@ def search(
     session: Session,
     *,
     id_anak: str | None,
-    kelas: str | None,
-    kamar: str | None,
+    kelas: FilterValues,
+    kamar: FilterValues,
     dari: date | None,
     sampai: date | None,
     limit: int,
@@ -114,7 +114,7 @@ def search(
 
 
 def rekap(
-    session: Session, *, dari: date, sampai: date, kelas: str | None, kamar: str | None
+    session: Session, *, dari: date, sampai: date, kelas: FilterValues, kamar: FilterValues
 ) -> list[tuple[Anak, dict[str, int], int]]:
     """Per student with at least one violation in [dari, sampai]: (student, count per kategori, points)."""
     filters = dated_filters(

@@ -11,6 +11,7 @@ from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
+from mcp_asrama.service.routes.common import Filter, IdAnakFilter
 from mcp_asrama.service.schemas.absensi import (
     MAX_ENTRI,
     AbsensiBanyakIn,
@@ -31,7 +32,6 @@ router = APIRouter(prefix="/absensi", tags=["absensi"], dependencies=[TokenDep])
 
 MAX_RANGE_DAYS = 366
 MAX_IDS_IN_DETAIL = 20
-Filter = Annotated[Cari | None, Query()]
 
 
 @router.get("", response_model=AbsensiHarian, response_model_exclude_none=True)
@@ -65,7 +65,7 @@ def rekap_absensi(
     sampai: Annotated[Tanggal, Query(description="YYYY-MM-DD, inklusif")],
     kelas: Filter = None,
     kamar: Filter = None,
-    id_anak: Filter = None,
+    id_anak: IdAnakFilter = None,
     limit: Annotated[int | None, Query(ge=1, le=10_000, description="Batasi per_anak")] = None,
 ) -> RekapAbsensi:
     """Counts per status over a date range: overall and per student, most absences first."""

@@ -6,12 +6,11 @@ from fastapi import APIRouter, HTTPException, Path, Query
 
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.deps import SessionDep, TokenDep
+from mcp_asrama.service.routes.common import Filter
 from mcp_asrama.service.schemas.anak import AnakPublic, DaftarAnak
 from mcp_asrama.service.schemas.common import Cari, StatusAnak
 
 router = APIRouter(prefix="/anak", tags=["anak"], dependencies=[TokenDep])
-
-Filter = Annotated[Cari | None, Query()]
 
 
 @router.get("", response_model=DaftarAnak)
@@ -24,7 +23,8 @@ def cari_anak(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> DaftarAnak:
-    """Students by part of the name and exact class, room or status (case-insensitive), ordered by name."""
+    """Students by part of the name and exact class, room or status (case-insensitive; several classes or rooms:
+    any of them), ordered by name."""
     total, page = crud_anak.cari_anak(
         session,
         nama=(nama or "").strip() or None,

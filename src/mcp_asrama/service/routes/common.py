@@ -1,4 +1,4 @@
-"""What the routes of the newer domains share: list filters, paging, and the checks of a period and a date."""
+"""What the routes share: list filters, paging, and the checks of a period and a date."""
 
 from datetime import date
 from typing import Annotated
@@ -8,8 +8,17 @@ from fastapi import HTTPException, Query
 from mcp_asrama.service.schemas.common import Cari, Tanggal
 
 MAX_RANGE_DAYS = 366
+MAX_FILTER_VALUES = 50
 
-Filter = Annotated[Cari | None, Query()]
+Filter = Annotated[
+    list[Cari] | None,
+    Query(
+        max_length=MAX_FILTER_VALUES,
+        description=f"Tanpa beda huruf besar/kecil; boleh diulang (maks. {MAX_FILTER_VALUES}): salah satunya cocok",
+    ),
+]
+"""A class or room filter (`kamar=A&kamar=B`: room A or B)."""
+IdAnakFilter = Annotated[Cari | None, Query(description="Hanya anak ini")]
 Dari = Annotated[Tanggal | None, Query(description="Dari tanggal ini (YYYY-MM-DD)")]
 Sampai = Annotated[Tanggal | None, Query(description="Sampai tanggal ini (YYYY-MM-DD)")]
 DariWajib = Annotated[Tanggal, Query(description="Dari tanggal ini (YYYY-MM-DD)")]

@@ -12,7 +12,16 @@ from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import hafalan as crud
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.models import Anak, Hafalan
-from mcp_asrama.service.routes.common import Dari, Filter, Limit, Offset, Sampai, check_not_future, check_period
+from mcp_asrama.service.routes.common import (
+    Dari,
+    Filter,
+    IdAnakFilter,
+    Limit,
+    Offset,
+    Sampai,
+    check_not_future,
+    check_period,
+)
 from mcp_asrama.service.schemas.hafalan import (
     DaftarHafalan,
     HafalanIn,
@@ -92,7 +101,7 @@ def catat_setoran(request: Request, session: SessionDep, body: HafalanIn, actor:
 @router.get("", response_model=DaftarHafalan, response_model_exclude_none=True)
 def daftar_hafalan(
     session: SessionDep,
-    id_anak: Filter = None,
+    id_anak: IdAnakFilter = None,
     kelas: Filter = None,
     kamar: Filter = None,
     dari: Dari = None,
@@ -119,7 +128,7 @@ def daftar_hafalan(
 
 @router.get("/progres", response_model=ProgresHafalan, response_model_exclude_none=True, responses=_ERRORS)
 def progres_hafalan(
-    session: SessionDep, id_anak: Filter = None, kelas: Filter = None, kamar: Filter = None
+    session: SessionDep, id_anak: IdAnakFilter = None, kelas: Filter = None, kamar: Filter = None
 ) -> ProgresHafalan:
     """Every student of the filter, also those without a deposit: distinct ayat and juz memorised (ziyadah, ever),
     the last deposit, and the ziyadah ayat per week over the last 28 days; most ayat first. 404 for an unknown

@@ -10,13 +10,13 @@ from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import izin as crud_izin
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.models import Anak, Izin
-from mcp_asrama.service.schemas.common import Cari, Tanggal
+from mcp_asrama.service.routes.common import Filter, IdAnakFilter
+from mcp_asrama.service.schemas.common import Tanggal
 from mcp_asrama.service.schemas.izin import DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
 
 router = APIRouter(prefix="/izin", tags=["izin"], dependencies=[TokenDep])
 
 MAX_DAYS = 30
-Filter = Annotated[Cari | None, Query()]
 IzinId = Annotated[str, Path(max_length=64)]
 _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "Anak atau izin tidak ditemukan"},
@@ -79,7 +79,7 @@ def daftar_izin(
     aktif: Annotated[bool | None, Query(description="true: yang berjalan hari ini; false: yang tidak")] = None,
     kelas: Filter = None,
     kamar: Filter = None,
-    id_anak: Filter = None,
+    id_anak: IdAnakFilter = None,
     tanggal: Annotated[
         Tanggal | None, Query(description="Hanya izin yang berjalan pada tanggal ini (YYYY-MM-DD)")
     ] = None,

@@ -14,6 +14,7 @@ from mcp_asrama.service.routes.common import (
     Dari,
     DariWajib,
     Filter,
+    IdAnakFilter,
     Limit,
     Offset,
     Sampai,
@@ -85,7 +86,7 @@ def catat_kunjungan(request: Request, session: SessionDep, body: KunjunganIn, ac
 @router.get("", response_model=DaftarKunjungan, response_model_exclude_none=True)
 def daftar_kunjungan(
     session: SessionDep,
-    id_anak: Filter = None,
+    id_anak: IdAnakFilter = None,
     kelas: Filter = None,
     kamar: Filter = None,
     dari: Dari = None,

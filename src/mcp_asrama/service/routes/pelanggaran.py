@@ -14,6 +14,7 @@ from mcp_asrama.service.routes.common import (
     Dari,
     DariWajib,
     Filter,
+    IdAnakFilter,
     Limit,
     Offset,
     Sampai,
@@ -101,7 +102,7 @@ def catat_pelanggaran(request: Request, session: SessionDep, body: PelanggaranIn
 @router.get("", response_model=DaftarPelanggaran, response_model_exclude_none=True)
 def daftar_pelanggaran(
     session: SessionDep,
-    id_anak: Filter = None,
+    id_anak: IdAnakFilter = None,
     kelas: Filter = None,
     kamar: Filter = None,
     dari: Dari = None,

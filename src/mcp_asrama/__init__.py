@@ -1,8 +1,5 @@
 """mcp-asrama: a boarding school's student data for AI assistants, over MCP, safely."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("mcp-asrama")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0"
+# The one place of the version: pyproject.toml reads it from here (setuptools `dynamic`, statically), so no start
+# of the server pays for importlib.metadata.
+__version__ = "0.1.0"

@@ -1,16 +1,20 @@
-"""Starting the MCP server: over stdio, over HTTP, or beside the data service for the demo."""
+"""Starting the MCP server: over stdio, over HTTP, or beside the data service for the demo. Our uvicorn serving
+(`serving`: its protocols and limits) is imported only for HTTP, so a stdio start never loads it."""
 
 import logging
+from typing import TYPE_CHECKING
 
 import anyio
-import uvicorn
 
-from mcp_asrama import logs, serving
+from mcp_asrama import logs
 from mcp_asrama.config import is_loopback
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.transport import HEALTH_PATHS, MCP_PATH, http_app, serve_stdio
+
+if TYPE_CHECKING:
+    import uvicorn
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +43,10 @@ def name_resources_in_logs(server: AsramaServer) -> None:
     logs.name_uri_templates(anyio.run(listed))
 
 
-def http_server(server: AsramaServer, settings: ServerSettings) -> uvicorn.Server:
+def http_server(server: AsramaServer, settings: ServerSettings) -> "uvicorn.Server":
     """The Streamable HTTP app under uvicorn with the connection limits of `settings`."""
+    from mcp_asrama import serving
+
     name_resources_in_logs(server)
     app = http_app(server, settings)
     return serving.make_server(
@@ -57,6 +63,8 @@ def serve(settings: ServerSettings) -> None:
         name_resources_in_logs(server)
         anyio.run(serve_stdio, server)
         return
+    from mcp_asrama import serving
+
     url = f"http://{settings.mcp_host}:{settings.mcp_port}{MCP_PATH}"
     serving.run(
         http_server(server, settings), ready=lambda: log.info("mcp endpoint", extra={"url": url, "auth": settings.auth})

@@ -8,6 +8,8 @@ A token is accepted when all of these hold, and refused (`None`, hence HTTP 401)
   with a leeway of `LEEWAY` seconds; `sub` is present.
 The required scope (`asrama:read`, from `scope` or `scp`) is not checked here: the SDK answers its absence with
 403 `insufficient_scope`. Tokens are never logged; refusals are counted by reason (token_cache logs them).
+PyJWT and cryptography's x509 are imported where they are used, so a server without ASRAMA_AUTH=jwt never loads
+them (a faster start).
 """
 
 import logging
@@ -18,10 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import jwt
-from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl, ValidationError
@@ -62,6 +61,9 @@ def algorithms_for(key: object) -> tuple[str, ...]:
 
 def load_public_key(path: Path) -> PublicKey:
     """An RSA (>= 2048 bits) or EC P-256/P-384 public key from a PEM file (`PUBLIC KEY` or a certificate)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -88,6 +90,8 @@ def signing_keys(jwks: object) -> dict[str, VerifyingKey]:
     entries = jwks.get("keys") if isinstance(jwks, dict) else None
     if not isinstance(entries, list):
         raise ValueError("not a JWK Set")
+    import jwt
+
     keys: dict[str, VerifyingKey] = {}
     for entry in entries:
         if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
@@ -125,6 +129,8 @@ class JwksKeys:
         timeout: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        import jwt
+
         # PyJWKClient fetches and parses (http(s) only, no redirects); the caching policy is ours.
         self._client = jwt.PyJWKClient(url, cache_jwk_set=False, timeout=timeout, headers={"User-Agent": "mcp-asrama"})
         self.url = url
@@ -138,6 +144,8 @@ class JwksKeys:
         self.fetches = 0
 
     async def _fetch(self) -> None:
+        import jwt
+
         self._tried_at = self._clock()
         self.fetches += 1
         try:
@@ -211,6 +219,8 @@ class JwtVerifier(TokenVerifier):
         return self.keys, algorithms_for(self.keys)
 
     async def _claims(self, token: str) -> dict[str, Any]:
+        import jwt
+
         if len(token) > MAX_TOKEN_CHARS:
             raise Rejected("too long")
         try:

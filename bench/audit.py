@@ -1,0 +1,313 @@
+"""What the disclosure audit costs a `tools/call`: the same `cari_anak` call with `ASRAMA_AUDIT_LOG` unset and set.
+
+A script, not a test (pytest never collects it). In one run, on this machine:
+
+1. a temporary SQLite database is filled with the demo school (as bench/mcp.py does: 1,000 students, 30 days)
+   and the real data service is started on it as a process of its own (`mcp-asrama service`, 127.0.0.1, a free
+   port, bearer token);
+2. MCP servers reach it: in this process (`build_server`, the SDK's in-memory `Client`), and as `mcp-asrama
+   serve` subprocesses under the SDK's stdio client, as a host runs them; of each kind one has no audit and one
+   writes its audit file in the run's temporary folder (a real file on the machine's disk, fsync'd); one more in
+   process writes its file on tmpfs (/dev/shm, if there is one), where fsync reaches no disk: the audit's cost
+   without the disk's; and one more on tmpfs writes each line on the event loop instead of the worker thread (a
+   diagnosis, not how the server runs: what the thread's handoff costs inside a real call);
+3. `cari_anak` (`kelas=7A, limit=20`: 20 students disclosed per call) is sent to each, 2026-07-28 era, as a
+   round trip on the wire (`session.send_request`); every answer is checked to list the same students, and the
+   audited servers' files to hold one line per timed call, chained intact (`audit_check.verify`);
+4. the servers are called interleaved, round by round, the order rotating each round, so that noise from elsewhere
+   on the machine hits both sides of a pair alike; reported: p50 and p90 per server, and per pair the ratio of the
+   audited p50 to the unaudited p50 (target <= 1.03) and their difference;
+5. the parts of an audited call, each timed alone (interleaved too) on the real result of the same call: the line's
+   write (`append`: flock, write, fsync) inline and through the worker thread, the thread's handoff with no work,
+   and finding the disclosed ids (the JSON dump and re-parse the Auditor did before, and `result_ids` now).
+
+Prints a markdown report on stdout, progress on stderr; exits non-zero only on an error (a failed call, different
+answers, a broken chain). Run the previous code with the same script: `git worktree add /tmp/audit-old HEAD~N`,
+then `PYTHONPATH=/tmp/audit-old/src .venv/bin/python bench/audit.py` (the subprocesses inherit PYTHONPATH).
+
+    .venv/bin/python bench/audit.py            # 600 rounds (two minutes on a quiet machine)
+    .venv/bin/python bench/audit.py --quick    # 150 rounds
+"""
+
+import argparse
+import asyncio
+import contextlib
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+
+def _bench_mcp() -> ModuleType:
+    """bench/mcp.py, for its helpers (see bench/rollcall.py: loading it drops this folder from sys.path)."""
+    spec = importlib.util.spec_from_file_location("bench_mcp", Path(__file__).with_name("mcp.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+helpers = _bench_mcp()
+
+from anyio.to_thread import run_sync as to_thread  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult  # noqa: E402
+
+import mcp_asrama  # noqa: E402
+from mcp_asrama.logs import configure_logging  # noqa: E402
+from mcp_asrama.server.app import build_server  # noqa: E402
+from mcp_asrama.server.guard import audit, audit_check, audit_log  # noqa: E402
+from mcp_asrama.server.settings import ServerSettings  # noqa: E402
+
+TOKEN = helpers.TOKEN
+ARGUMENTS = {"kelas": "7A", "limit": 20}
+TARGET = 1.03  # audited p50 / unaudited p50, at most
+PROTOCOL = "2026-07-28"
+log, percentile = helpers.log, helpers.percentile
+
+
+@dataclass
+class Server:
+    """One MCP server of a pair: how to call it, its audit file (None: no audit), and its samples (ms)."""
+
+    name: str
+    pair: str
+    call: Callable[[], Awaitable[CallToolResult]]
+    audit_file: Path | None
+    judged: bool = True  # held to the target (the tmpfs server is shown beside, not judged)
+    samples: list[float] = field(default_factory=list)
+
+
+def request() -> CallToolRequest:
+    return CallToolRequest(params=CallToolRequestParams(name="cari_anak", arguments=ARGUMENTS))
+
+
+def caller(client: Client) -> Callable[[], Awaitable[CallToolResult]]:
+    async def call() -> CallToolResult:
+        return await client.session.send_request(request(), CallToolResult)
+
+    return call
+
+
+def students(result: CallToolResult) -> list[str]:
+    if result.is_error or not isinstance(result.structured_content, dict):
+        raise RuntimeError(f"cari_anak failed: {result.content}")
+    return [row["id"] for row in result.structured_content["data"]]
+
+
+INLINE = "in memory, audit on, file on tmpfs, written on the event loop (diagnosis: no worker thread)"
+
+
+def write_inline(server: Any) -> None:
+    """Diagnosis only, not how the server runs: its Auditor writes each line on the event loop, without the worker
+    thread (what the thread's handoff costs in a real call, beside the handoff timed alone)."""
+    [auditor] = [m for m in server.middleware if isinstance(m, audit.Auditor)]
+
+    async def record(fields: dict[str, Any]) -> bool:
+        auditor.log.append(fields)
+        return True
+
+    auditor._record = record
+
+
+@contextlib.asynccontextmanager
+async def servers(folder: Path, ram: Path | None, service_url: str) -> AsyncIterator[list[Server]]:
+    """The servers, connected: in process and over stdio, each without and with an audit file (and in process with
+    its file in `ram`, a tmpfs folder, if there is one, with the worker thread and without)."""
+    in_memory = [("in memory, audit off", None), ("in memory, audit on", folder / "audit-memory.jsonl")]
+    if ram is not None:
+        in_memory.append(("in memory, audit on, file on tmpfs (fsync: no disk)", ram / "audit-memory.jsonl"))
+        in_memory.append((INLINE, ram / "audit-inline.jsonl"))
+    async with contextlib.AsyncExitStack() as stack:
+        found: list[Server] = []
+        for name, path in in_memory:
+            server = build_server(ServerSettings(api_url=service_url, api_token=TOKEN, audit_log=path))
+            if name == INLINE:
+                write_inline(server)
+            client = await stack.enter_async_context(Client(server, mode=PROTOCOL, cache=None))
+            judged = path is None or path.parent == folder
+            found.append(Server(name, "in memory", caller(client), path, judged=judged))
+        base = [helpers.EXECUTABLE, "--log-level", "WARNING", "serve"]
+        for audited in (False, True):
+            path = folder / "audit-stdio.jsonl" if audited else None
+            extra = {"ASRAMA_AUDIT_LOG": str(path)} if path else {}
+            env = helpers.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=TOKEN, **extra)
+            errlog = stack.enter_context((folder / f"stdio-{'on' if audited else 'off'}.log").open("w"))
+            params = StdioServerParameters(command=base[0], args=base[1:], env=env)
+            client = await stack.enter_async_context(Client(stdio_client(params, errlog), mode=PROTOCOL, cache=None))
+            found.append(Server(f"stdio, audit {'on' if audited else 'off'}", "stdio", caller(client), path))
+        yield found
+
+
+async def measure(found: list[Server], rounds: int, warmup: int) -> list[str]:
+    """Warm up and check every server, truncate the audit files, then time interleaved rounds."""
+    expected: list[str] | None = None
+    for server in found:
+        for _ in range(warmup):
+            answer = students(await server.call())
+        expected = expected or answer
+        if answer != expected:
+            raise RuntimeError(f"{server.name}: another answer than {found[0].name}'s")
+    log(f"timing {rounds} rounds x {len(found)} servers")
+    for n in range(rounds):
+        shift = n % len(found)
+        for server in found[shift:] + found[:shift]:
+            started = time.perf_counter()
+            result = await server.call()
+            server.samples.append((time.perf_counter() - started) * 1000)
+            if students(result) != expected:
+                raise RuntimeError(f"{server.name}: another answer in round {n}")
+    assert expected is not None
+    return expected
+
+
+def check_files(found: list[Server], rounds: int, warmup: int) -> None:
+    for server in found:
+        if server.audit_file is None:
+            continue
+        intact, verdict = audit_check.verify(server.audit_file)
+        lines = server.audit_file.read_bytes().count(b"\n")
+        if not intact or lines != rounds + warmup:
+            raise RuntimeError(f"{server.name}: {lines} lines for {rounds + warmup} calls; {verdict}")
+
+
+# --- the parts of an audited call -------------------------------------------------------------------------
+
+
+async def parts(folder: Path, result: CallToolResult, repeat: int) -> list[tuple[str, float]]:
+    """p50 (µs) of each part of an audited call, alone, on the real result of `cari_anak`; interleaved, `repeat`
+    rounds."""
+    writer = audit_log.AuditLog(folder / "audit-parts.jsonl")
+    fields = {"time": audit_log.utc_now(), "event": "request", "subject": "local", "client": "bench"}
+    line = {**fields, "method": "tools/call", "target": "cari_anak", "arguments": ARGUMENTS, "outcome": "ok"}
+    line |= {"disclosed": sorted(students(result)), "latency_ms": 4.2}
+
+    async def inline() -> object:
+        return writer.append(line)
+
+    async def dumped() -> object:
+        return audit.disclosed_ids("tools/call", result.model_dump(mode="json", by_alias=True))
+
+    work: dict[str, Callable[[], Awaitable[object]]] = {
+        "`append` inline (flock, write, fsync)": inline,
+        "`append` through the worker thread": lambda: to_thread(writer.append, line),
+        "the worker thread's handoff alone (no work)": lambda: to_thread(int),
+        'ids from `model_dump(mode="json")` and the text parsed again': dumped,
+    }
+    scan = getattr(audit, "result_ids", None)  # the scan without the dump (absent in older code)
+    if scan is not None:
+
+        async def scanned() -> object:
+            return scan("tools/call", result)
+
+        work["ids as the Auditor reads them now (`result_ids`)"] = scanned
+    samples: dict[str, list[float]] = {name: [] for name in work}
+    for _ in range(repeat):
+        for name, part in work.items():
+            started = time.perf_counter()
+            await part()
+            samples[name].append((time.perf_counter() - started) * 1e6)
+    return [(name, statistics.median(taken)) for name, taken in samples.items()]
+
+
+# --- the report -------------------------------------------------------------------------------------------
+
+
+def table(found: list[Server]) -> tuple[str, bool]:
+    rows = ["| server | p50 ms | p90 ms | audited / unaudited p50 | difference (ms) |", "|---|---:|---:|---:|---:|"]
+    met = True
+    for server in found:
+        p50, p90 = percentile(server.samples, 50), percentile(server.samples, 90)
+        ratio = delta = ""
+        if server.audit_file is not None:
+            [base] = [s for s in found if s.pair == server.pair and s.audit_file is None]
+            base50 = percentile(base.samples, 50)
+            met = met and (p50 / base50 <= TARGET or not server.judged)
+            ratio, delta = f"{p50 / base50:.3f}", f"{p50 - base50:+.3f}"
+        rows.append(f"| {server.name} | {p50:.3f} | {p90:.3f} | {ratio} | {delta} |")
+    return "\n".join(rows), met
+
+
+def report(found: list[Server], measured: list[tuple[str, float]], args: argparse.Namespace, wall: float) -> str:
+    latency, met = table(found)
+    part_rows = "\n".join(f"| {name} | {us:.1f} |" for name, us in measured)
+    command = " ".join([".venv/bin/python bench/audit.py", *sys.argv[1:]])
+    code = Path(mcp_asrama.__file__).resolve().parent
+    return f"""Run {datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}: `{command}` (code from `{code}`). \
+{os.cpu_count()} CPUs, load average {args.load} before and {helpers.load()} after; {platform.python_implementation()} \
+{platform.python_version()}; mcp {version("mcp")}. {helpers.STUDENTS:,} demo students, SQLite; `cari_anak` \
+{json.dumps(ARGUMENTS)}, {PROTOCOL}; {args.warmup} warm-up calls per server, then {args.rounds} interleaved rounds; \
+wall time {wall:.0f} s.
+
+Latency of one call as the caller sees it:
+
+{latency}
+
+Target (audited p50 <= {TARGET:g}x unaudited p50, each pair on the disk): {"MET" if met else "**MISSED**"}
+
+The parts of an audited call, each alone ({args.repeat} interleaved rounds, p50 µs):
+
+| part | µs |
+|---|---:|
+{part_rows}"""
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="150 rounds instead of 600")
+    parser.add_argument("--rounds", type=int, help="timed rounds (default 600, quick 150)")
+    parser.add_argument("--warmup", type=int, default=30, help="untimed calls per server first (default 30)")
+    parser.add_argument("--repeat", type=int, default=500, help="times each part is timed alone (default 500)")
+    args = parser.parse_args(argv)
+    args.rounds = args.rounds or (150 if args.quick else 600)
+    for name in [n for n in os.environ if n.startswith("ASRAMA_")]:  # the in-process servers read the environment
+        del os.environ[name]
+    configure_logging("WARNING")  # as the subprocesses run (--log-level WARNING)
+
+    started, args.load = time.perf_counter(), helpers.load()
+    folder = Path(tempfile.mkdtemp(prefix="asrama-bench-audit-"))
+    shm = Path("/dev/shm")  # noqa: S108 - a folder of our own in it, removed at the end
+    ram = Path(tempfile.mkdtemp(prefix="asrama-bench-audit-", dir=shm)) if shm.is_dir() else None
+    try:
+        db_url = f"sqlite:///{folder / 'asrama.db'}"
+        rows = helpers.fill_database(db_url)
+        log(f"database: {helpers.STUDENTS:,} students, {rows:,} attendance rows")
+        port = helpers.free_port()
+        service_log = folder / "service.log"
+        command = [helpers.EXECUTABLE, "--log-level", "WARNING", "service", "--host", "127.0.0.1"]
+        env = helpers.clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN)
+        with helpers.process([*command, "--port", str(port), "--db", db_url], env, service_log) as service:
+            await helpers.wait_listening(port, service, service_log)
+            async with servers(folder, ram, f"http://127.0.0.1:{port}") as found:
+                await measure(found, args.rounds, args.warmup)
+                result = await found[0].call()
+            check_files(found, args.rounds, args.warmup)
+        measured = await parts(folder, result, args.repeat)
+        print(report(found, measured, args, time.perf_counter() - started))
+    finally:
+        for made in (folder, ram):
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(asyncio.run(main()))
+    except Exception as exc:  # any error makes the numbers meaningless: say what and fail
+        log(f"error: {type(exc).__name__}: {exc}")
+        sys.exit(1)

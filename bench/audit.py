@@ -19,7 +19,7 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    audited p50 to the unaudited p50 (target <= 1.03) and their difference;
 5. the parts of an audited call, each timed alone (interleaved too) on the real result of the same call: the line's
    write (`append`: flock, write, fsync) inline and through the worker thread, the thread's handoff with no work,
-   and finding the disclosed ids (the JSON dump and re-parse the Auditor did before, and `result_ids` now).
+   and finding the disclosed ids in the result's wire dict (what the SDK hands the middleware).
 
 Prints a markdown report on stdout, progress on stderr; exits non-zero only on an error (a failed call, different
 answers, a broken chain). Run the previous code with the same script: `git worktree add /tmp/audit-old HEAD~N`,
@@ -199,22 +199,17 @@ async def parts(folder: Path, result: CallToolResult, repeat: int) -> list[tuple
     async def inline() -> object:
         return writer.append(line)
 
-    async def dumped() -> object:
-        return audit.disclosed_ids("tools/call", result.model_dump(mode="json", by_alias=True))
+    wire = result.model_dump(mode="json", by_alias=True, exclude_none=True)  # what the SDK hands the middleware
+
+    async def scanned() -> object:
+        return audit.disclosed_ids("tools/call", wire)
 
     work: dict[str, Callable[[], Awaitable[object]]] = {
         "`append` inline (flock, write, fsync)": inline,
         "`append` through the worker thread": lambda: to_thread(writer.append, line),
         "the worker thread's handoff alone (no work)": lambda: to_thread(int),
-        'ids from `model_dump(mode="json")` and the text parsed again': dumped,
+        "the disclosed ids of the result's wire dict (`disclosed_ids`)": scanned,
     }
-    scan = getattr(audit, "result_ids", None)  # the scan without the dump (absent in older code)
-    if scan is not None:
-
-        async def scanned() -> object:
-            return scan("tools/call", result)
-
-        work["ids as the Auditor reads them now (`result_ids`)"] = scanned
     samples: dict[str, list[float]] = {name: [] for name in work}
     for _ in range(repeat):
         for name, part in work.items():

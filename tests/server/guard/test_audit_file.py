@@ -1,5 +1,5 @@
 """The audit file kept open between lines (rotation, deletion, writers in other processes), and the disclosed ids read
-from a tool result without dumping it, which must find every id a client sees."""
+from a result in one pass, which must be every id a client sees."""
 
 import itertools
 import json
@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from fastapi import FastAPI
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
-from mcp_types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
+from mcp_types import TextContent
 
 from mcp_asrama.server.guard import audit, audit_check, audit_log, audit_seal
 from tests.server.conftest import server_for
@@ -170,16 +169,34 @@ def test_writers_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path)
     assert intact, verdict
 
 
-# --- the ids of a tool result -------------------------------------------------------------------------------------
+# --- the ids of a result ------------------------------------------------------------------------------------------
 
 
-def wire_ids(result: CallToolResult) -> list[str]:
-    """What the client sees, read the long way: the result's JSON form."""
-    return audit.disclosed_ids("tools/call", result.model_dump(mode="json", by_alias=True))
+def every_id(value: Any) -> set[str]:
+    """The reference, read the long way: `id`/`id_anak` string values anywhere in `value`."""
+    if isinstance(value, dict):
+        own = {v for k, v in value.items() if k in audit.ID_KEYS and isinstance(v, str)}
+        return own.union(*(every_id(v) for v in value.values()))
+    if isinstance(value, list | tuple):
+        return set().union(*(every_id(v) for v in value))
+    return set()
 
 
-def text_result(structured: Any, *texts: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=t) for t in texts], structured_content=structured)
+def reference(structured: Any, texts: list[str]) -> list[str]:
+    """What a client sees: the ids of structuredContent and of every text that is JSON."""
+    parsed = []
+    for text in texts:
+        try:
+            parsed.append(json.loads(text))
+        except ValueError:
+            continue
+    return sorted(every_id([structured, *parsed]))
+
+
+def tool_wire(structured: Any, *texts: str) -> dict[str, Any]:
+    """A tools/call result as the SDK hands it to the middleware (its wire dict)."""
+    wire: dict[str, Any] = {"content": [{"type": "text", "text": t} for t in texts], "isError": False}
+    return wire if structured is None else {**wire, "structuredContent": structured}
 
 
 def compact(value: Any) -> str:
@@ -187,36 +204,30 @@ def compact(value: Any) -> str:
 
 
 def test_ids_of_a_text_that_is_not_the_structured_content_are_found_too() -> None:
-    structured = {"data": [{"id": "A001"}]}
+    structured = {"data": [{"id": "A001", "wali": {"id_anak": "A005"}}]}
     cases = [
-        (text_result(structured, compact(structured)), ["A001"]),  # the same JSON: read once
-        (text_result(structured, '{"data":[{"id":"A001"},{"id":"A002"}]}'), ["A001", "A002"]),
-        (text_result(structured, compact(structured), '{"id_anak":"A003"}'), ["A001", "A003"]),
-        (text_result(structured, json.dumps(structured)), ["A001"]),  # spaced: parsed, nothing new
-        (text_result(None, '[{"id":"B1"}]'), ["B1"]),
-        (text_result(structured, "Anak dengan id 'A009' tidak ditemukan"), ["A001"]),  # prose: nothing
+        (tool_wire(structured, compact(structured)), ["A001", "A005"]),  # the same JSON: walked once
+        (tool_wire(structured, '{"data":[{"id":"A001"},{"id":"A002"}]}'), ["A001", "A002", "A005"]),
+        (tool_wire(structured, compact(structured), '{"id_anak":"A003"}'), ["A001", "A003", "A005"]),
+        (tool_wire(structured, json.dumps(structured, indent=2)), ["A001", "A005"]),  # spaced, but equal
+        (tool_wire({"data": [{"id": "A001"}]}, '{"data":[{"id":"A001"}],"x":1}'), ["A001"]),  # not equal: both
+        (tool_wire(None, '[{"id":"B1"}]'), ["B1"]),
+        (tool_wire(structured, "Anak dengan id 'A009' tidak ditemukan"), ["A001", "A005"]),  # prose: nothing
+        (tool_wire(structured, '{"id":"A010"} and then prose'), ["A001", "A005"]),  # not JSON: nothing of it
+        (tool_wire({"data": ({"id": "T1"},)}, "{}"), ["T1"]),  # a tuple (a middleware's own dict)
     ]
-    for result, expected in cases:
-        assert audit.result_ids("tools/call", result) == expected == wire_ids(result)
+    for wire, expected in cases:
+        assert audit.disclosed_ids("tools/call", wire) == expected
 
 
-def test_structured_content_that_is_not_plain_json_is_read_as_the_client_sees_it() -> None:
-    key = uuid.UUID(int=7)
-    cases = [
-        (text_result({"id": key}, "x"), [str(key)]),  # a UUID goes out as its text
-        (text_result({"data": ({"id": "T1"},)}, "x"), ["T1"]),  # a tuple goes out as a list
-    ]
-    for result, expected in cases:
-        assert audit.result_ids("tools/call", result) == expected == wire_ids(result)
-
-
-def test_an_embedded_resources_text_is_read_too() -> None:
-    resource = TextResourceContents(uri="asrama://anak/A004", text='{"id":"A004"}')
-    result = CallToolResult(
-        content=[TextContent(type="text", text="{}"), EmbeddedResource(type="resource", resource=resource)],
-        structured_content={},
-    )
-    assert audit.result_ids("tools/call", result) == ["A004"] == wire_ids(result)
+def test_an_embedded_resources_text_and_resource_and_prompt_texts_are_read() -> None:
+    embedded = {"type": "resource", "resource": {"uri": "asrama://anak/A004", "text": '{"id":"A004"}'}}
+    wire = {"content": [{"type": "text", "text": "{}"}, embedded], "structuredContent": {}}
+    assert audit.disclosed_ids("tools/call", wire) == ["A004"]
+    read = {"contents": [{"uri": "x", "text": '{"data":[{"id":"B2"},{"id":"B1"}]}'}, {"uri": "y", "text": "[]"}]}
+    assert audit.disclosed_ids("resources/read", read) == ["B1", "B2"]
+    prompt = {"messages": [{"role": "user", "content": {"type": "text", "text": '{"id_anak":"C1"}'}}]}
+    assert audit.disclosed_ids("prompts/get", prompt) == ["C1"]
 
 
 JSON = st.recursive(
@@ -227,21 +238,25 @@ JSON = st.recursive(
     ),
     max_leaves=12,
 )
+TEXTS = st.lists(st.one_of(JSON.map(compact), JSON.map(json.dumps), st.just("prose"), st.just("SAME")), max_size=3)
 
 
 @settings(max_examples=300, deadline=None)
-@given(structured=st.dictionaries(st.sampled_from(["id", "data", "anak"]), JSON, max_size=3), texts=st.lists(
-    st.one_of(JSON.map(compact), st.just("prose"), st.just("SAME")), max_size=3))  # fmt: skip
-def test_the_ids_are_always_those_of_the_results_json_form(structured: dict[str, Any], texts: list[str]) -> None:
-    result = text_result(structured, *(compact(structured) if t == "SAME" else t for t in texts))
-    assert audit.result_ids("tools/call", result) == wire_ids(result)
+@given(structured=st.one_of(st.none(), st.dictionaries(st.sampled_from(["id", "data"]), JSON, max_size=3)), texts=TEXTS)
+def test_the_ids_are_always_every_id_a_client_sees(structured: Any, texts: list[str]) -> None:
+    sent = [compact(structured) if t == "SAME" else t for t in texts]
+    assert audit.disclosed_ids("tools/call", tool_wire(structured, *sent)) == reference(structured, sent)
 
 
-async def test_our_tools_send_the_structured_content_as_its_compact_json(service_app: FastAPI) -> None:
-    """What lets the Auditor skip re-parsing the text (it would still be right, only slower, if this broke)."""
-    async with Client(server_for(service_app), mode="2026-07-28", cache=None) as client:
-        for name, arguments in [("cari_anak", {"kelas": "7A"}), ("detail_anak", {"id_anak": "A001"})]:
+async def test_our_tools_send_the_structured_content_as_its_json_text(service_app: FastAPI, tmp_path: Path) -> None:
+    """What lets the Auditor skip walking structuredContent (it would still be right, only slower, if this broke);
+    and the audited line names the ids the client received."""
+    log = tmp_path / "audit.jsonl"
+    async with Client(server_for(service_app, audit_log=log), mode="2026-07-28", cache=None) as client:
+        seen = []
+        for name, arguments in [("cari_anak", {"kelas": "7A"}), ("daftar_kamar", {})]:
             result = await client.call_tool(name, arguments)
             [block] = result.content
-            assert isinstance(block, TextContent) and block.text == compact(result.structured_content)
-            assert audit.result_ids("tools/call", result) == wire_ids(result) != []
+            assert isinstance(block, TextContent) and json.loads(block.text) == result.structured_content
+            seen.append(reference(result.structured_content, [block.text]))
+    assert [e["disclosed"] for e in entries(log)] == seen == [["A001", "A003"], []]

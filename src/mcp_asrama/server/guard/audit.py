@@ -47,7 +47,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -56,7 +56,7 @@ import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.server.guard.access import LOCAL_SUBJECT
@@ -209,74 +209,72 @@ def _texts(blocks: Any) -> Iterator[str]:
 
 
 def disclosed_ids(method: str, result: Mapping[str, Any]) -> list[str]:
-    """The student ids a result carries: `id`/`id_anak` anywhere in its structured or JSON text content."""
-    sources: list[Any] = []
+    """The student ids a result carries: `id`/`id_anak` anywhere in its structured or JSON text content.
+
+    Each text is parsed once, its ids gathered as the parser builds each object (of a key sent twice, the last
+    value, as JSON.parse reads it); a tool's `structuredContent` is walked only when no text parsed equal to it
+    (`core.tool_result` sends the same JSON as text).
+    """
+    structured: Any = None
     if method == "tools/call":
-        sources.append(result.get("structuredContent"))
-        texts = list(_texts(result.get("content")))
+        structured = result.get("structuredContent")
+        texts = _texts(result.get("content"))
     elif method == "resources/read":
-        texts = list(_texts(result.get("contents")))
+        texts = _texts(result.get("contents"))
     elif method == "prompts/get":
         messages = result.get("messages")
         contents = [m.get("content") for m in messages if isinstance(m, Mapping)] if isinstance(messages, list) else []
-        texts = list(_texts(contents))
+        texts = _texts(contents)
     else:
         return []
-    return _ids(sources, texts)
-
-
-def result_ids(method: str, result: Any) -> list[str]:
-    """`disclosed_ids` of a handler's result, a model or its wire form.
-
-    A tool result of text blocks only is read from its objects: `structuredContent` as it is, and each text block
-    parsed unless it is exactly the compact JSON of `structuredContent` (what `core.tool_result` sends: the same
-    ids). Anything else, or a `structuredContent` that is not plain JSON data, is read from its JSON form.
-    """
-    if method == "tools/call" and type(result) is CallToolResult:
-        blocks = result.content
-        if all(type(block) is TextContent for block in blocks):
-            try:
-                same = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
-            except (TypeError, ValueError):
-                pass  # not plain JSON data (a date, a model...): read its JSON form below
-            else:
-                texts = [block.text for block in blocks if isinstance(block, TextContent) and block.text != same]
-                return _ids([result.structured_content], texts)
-    return disclosed_ids(method, _wire(result))
-
-
-def _ids(sources: list[Any], texts: Iterable[str]) -> list[str]:
-    """The `id`/`id_anak` string values anywhere in `sources` and in the JSON `texts`, sorted."""
+    found: dict[str, None] = {}
+    covered = structured is None
     for text in texts:
+        ids: dict[str, None] = {}
         try:
-            sources.append(json.loads(text))
+            parsed = json.loads(text, object_hook=_collecting(ids))
         except ValueError:
             continue  # prose (an error message naming an id discloses nothing)
-    found: dict[str, None] = {}
-    stack = sources
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            for key, value in node.items():
-                if key in ID_KEYS and isinstance(value, str):
-                    found[value[:_MAX_ID]] = None
-                elif isinstance(value, Mapping | list | tuple):
-                    stack.append(value)
-        elif isinstance(node, list | tuple):
-            stack.extend(reversed(node))
+        found.update(ids)
+        covered = covered or parsed == structured
+    if not covered:
+        _walk(structured, found)
     return sorted(found)
 
 
+def _collecting(found: dict[str, None]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A `json.loads` object hook that adds each object's `id`/`id_anak` string values to `found`."""
+
+    def collect(node: dict[str, Any]) -> dict[str, Any]:
+        for key in ID_KEYS:
+            value = node.get(key)
+            if isinstance(value, str):
+                found[value[:_MAX_ID]] = None
+        return node
+
+    return collect
+
+
+def _walk(value: Any, found: dict[str, None]) -> None:
+    """Add the `id`/`id_anak` string values anywhere in `value` (JSON data, as Python objects) to `found`."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            for key, item in node.items():
+                if key in ID_KEYS and isinstance(item, str):
+                    found[item[:_MAX_ID]] = None
+                elif isinstance(item, Mapping | list | tuple):
+                    stack.append(item)
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+
+
 def _wire(result: Any) -> Mapping[str, Any]:
-    """A handler's result as it goes out (JSON data), or {} for anything else."""
+    """A handler's result as it goes out: the SDK hands the middleware its wire dict (a model only from a
+    middleware that answered by itself), or {} for anything else."""
     wire = result.model_dump(mode="json", by_alias=True) if isinstance(result, BaseModel) else result
     return wire if isinstance(wire, Mapping) else {}
-
-
-def _tool_error(result: Any) -> bool:
-    if type(result) is CallToolResult:
-        return result.is_error is True
-    return _wire(result).get("isError") is True
 
 
 def _who() -> dict[str, Any]:
@@ -368,17 +366,18 @@ class Auditor:
             _declared.reset(reset)
             _written.reset(reset_written)
             _health.reset(reset_health)
-        outcome = "tool_error" if ctx.method == "tools/call" and _tool_error(result) else "ok"
+        wire = _wire(result)
+        outcome = "tool_error" if ctx.method == "tools/call" and wire.get("isError") is True else "ok"
         disclosed: list[str] = []
         if outcome == "ok":
             params = ctx.params if isinstance(ctx.params, Mapping) else {}
-            disclosed = sorted({*result_ids(ctx.method, result), *_named(ctx.method, params), *declared})
+            disclosed = sorted({*disclosed_ids(ctx.method, wire), *_named(ctx.method, params), *declared})
         write = _write_fields(fields["target"], outcome, written)
         marked = {"kesehatan": True} if health and disclosed else {}
         if await self._record(done(outcome, disclosed=disclosed, **write, **marked)):
             return result
         if ctx.method in DISCLOSING or disclosed:
-            return _withheld(ctx.method, _wire(result))
+            return _withheld(ctx.method, wire)
         return result
 
 

@@ -122,7 +122,8 @@ class FreeSpace:
 class AuditLog:
     """The append-only, hash-chained file, sealed with `key` when given (HMAC).
 
-    `append` blocks (write + fsync): call it from a worker thread.
+    `append` blocks (write + fsync): call it from a worker thread. The file stays open between lines; `close`
+    closes it (the next `append` opens it again), and so does the writer's garbage collection.
     """
 
     def __init__(self, path: Path, key: bytes | None = None, space: FreeSpace | None = None) -> None:

@@ -164,7 +164,8 @@ async def node_fetch(url: str, service: int) -> AsyncIterator[Route]:
         await stdin.drain()
         answer = json.loads(await stdout.readline())
         if answer["errors"]:
-            raise RuntimeError(f"{BASELINE}: {answer['errors']} of {answer['calls']} requests failed")
+            failed = f"{answer['errors']} of {answer['calls']} requests failed, the first: {answer['failure']}"
+            raise RuntimeError(f"{BASELINE}: {failed}")
         return answer["calls"], answer["elapsedMs"] / 1000
 
     def run(concurrency: int, seconds: float) -> Awaitable[Slice]:
@@ -391,5 +392,7 @@ if __name__ == "__main__":
     try:
         code = asyncio.run(main())
     except Exception as exc:  # a failed call or process makes every number meaningless: say which, exit 1
+        while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:  # what the SDK's task groups wrap
+            exc = exc.exceptions[0]
         log(f"error: {type(exc).__name__}: {exc}")
     sys.exit(code)

@@ -23,11 +23,17 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    request (`nama`/`kelas`/`kamar` and `limit`), minus `nik`, `no_hp_wali` and `alamat` (its blocklist),
    `json.dumps(indent=2, ensure_ascii=False)`, as its SDK serialized a returned dict (see the tutorial's capture).
 
+`--variants` instead compares the HTTP parser and event loop of both servers (ASRAMA_HTTP, ASRAMA_LOOP; see
+src/mcp_asrama/stack.py) in the same run: per variant, a data service process and our MCP server (HTTP, and stdio
+with that loop) on it, each variant's `direct REST`, `MCP stdio` and `MCP HTTP` (2026-07-28) interleaved with all
+the others; each MCP route's ratio is to its own variant's direct REST, and the last column to the first variant's.
+
 Prints a markdown report on stdout, progress on stderr. Exits non-zero only on an error (a call that fails, an
 answer that differs from the service's, a process that does not start); a missed target is printed as MISSED.
 
     .venv/bin/python bench/mcp.py            # 300 timed rounds (about a minute and a half)
     .venv/bin/python bench/mcp.py --quick    # 60 rounds
+    .venv/bin/python bench/mcp.py --variants h11+asyncio,httptools+asyncio,httptools+uvloop --iterations 100
 """
 
 import argparse
@@ -47,7 +53,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -98,13 +104,15 @@ SIZED = [*TIMED, Query("kelas=7A, limit=100", {"kelas": "7A", "limit": 100})]  #
 class Route:
     """A way to run a query, and its samples (ms) per query label.
 
-    `judged`: held to the latency target; `checked`: its answer must list the same students as the service's.
+    `judged`: held to the latency target; `checked`: its answer must list the same students as the service's;
+    `baseline`: the direct route its ratio is to (None: the first route).
     """
 
     name: str
     call: Callable[[Query], Awaitable[dict[str, Any]]]
     judged: bool = True
     checked: bool = True
+    baseline: "Route | None" = None
     samples: dict[str, list[float]] = field(default_factory=dict)
 
 
@@ -177,14 +185,14 @@ def fill_database(url: str) -> int:
 # --- routes ----------------------------------------------------------------------------------------------
 
 
-def direct_route(http: httpx2.AsyncClient) -> Route:
+def direct_route(http: httpx2.AsyncClient, name: str = "direct REST") -> Route:
     async def call(query: Query) -> dict[str, Any]:
         response = await http.get("/anak", params=query.params)
         response.raise_for_status()
         body: dict[str, Any] = response.json()
         return body
 
-    return Route("direct REST", call, judged=False, checked=False)
+    return Route(name, call, judged=False, checked=False)
 
 
 def _text(result: CallToolResult) -> str:
@@ -231,30 +239,41 @@ def argument_error_route(name: str, client: Client) -> Route:
     return Route(name, call, judged=False, checked=False)
 
 
-@contextlib.asynccontextmanager
-async def routes(
-    folder: Path, service_url: str, args: argparse.Namespace
-) -> AsyncIterator[tuple[httpx2.AsyncClient, list[Route]]]:
-    """The direct client and the MCP clients (two stdio server processes, one HTTP server), ready."""
+def server_env(folder: Path, service_url: str, **extra: str) -> dict[str, str]:
     # One subject sends every request: lift the HTTP rate limit so the benchmark measures speed, not throttling.
-    env = clean_env(
+    return clean_env(
         folder,
         ASRAMA_API_URL=service_url,
         ASRAMA_API_TOKEN=TOKEN,
         ASRAMA_RATE_LIMIT="1000000/min",
         ASRAMA_RATE_BURST="1000000",
+        **extra,
     )
-    base = [EXECUTABLE, "--log-level", args.log_level]
-    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
-    async with contextlib.AsyncExitStack() as stack:
-        http = await stack.enter_async_context(httpx2.AsyncClient(base_url=service_url, headers=headers))
 
-        mcp_port = free_port()
-        mcp_log = folder / "mcp-http.log"
-        mcp_http = stack.enter_context(
-            process([*base, "serve", "--transport", "http", "--port", str(mcp_port)], env, mcp_log)
-        )
-        await wait_listening(mcp_port, mcp_http, mcp_log)
+
+async def http_server(stack: contextlib.AsyncExitStack, base: list[str], env: dict[str, str], errlog: Path) -> int:
+    """`serve --transport http` as a process on a free port, listening; its port."""
+    port = free_port()
+    proc = stack.enter_context(process([*base, "serve", "--transport", "http", "--port", str(port)], env, errlog))
+    await wait_listening(port, proc, errlog)
+    return port
+
+
+def direct_client(service_url: str) -> httpx2.AsyncClient:
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
+    return httpx2.AsyncClient(base_url=service_url, headers=headers)
+
+
+@contextlib.asynccontextmanager
+async def routes(
+    folder: Path, service_url: str, args: argparse.Namespace
+) -> AsyncIterator[tuple[httpx2.AsyncClient, list[Route]]]:
+    """The direct client and the MCP clients (two stdio server processes, one HTTP server), ready."""
+    env = server_env(folder, service_url)
+    base = [EXECUTABLE, "--log-level", args.log_level]
+    async with contextlib.AsyncExitStack() as stack:
+        http = await stack.enter_async_context(direct_client(service_url))
+        mcp_port = await http_server(stack, base, env, folder / "mcp-http.log")
 
         stdio: dict[str, Client] = {}
         over_http: dict[str, Client] = {}
@@ -277,6 +296,43 @@ async def routes(
                 argument_error_route(f"MCP HTTP ({label}), argument error: no service call", over_http[modern]),
             ],
         )
+
+
+@contextlib.asynccontextmanager
+async def variant_routes(
+    folder: Path, db_url: str, variants: list[str], args: argparse.Namespace
+) -> AsyncIterator[tuple[httpx2.AsyncClient, list[Route]]]:
+    """Per variant (`http+loop`): a service process and our MCP server on it; its direct, stdio and HTTP routes."""
+    base = [EXECUTABLE, "--log-level", args.log_level]
+    modern = ERAS[0][0]
+    found: list[Route] = []
+    async with contextlib.AsyncExitStack() as stack:
+        for variant in variants:
+            parser, loop = variant.split("+")
+            choice = {"ASRAMA_HTTP": parser, "ASRAMA_LOOP": loop}
+            port = free_port()
+            service_log = folder / f"service-{variant}.log"
+            command = [*base, "service", "--host", "127.0.0.1", "--port", str(port), "--db", db_url]
+            env = clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN, **choice)
+            service = stack.enter_context(process(command, env, service_log))
+            await wait_listening(port, service, service_log)
+            service_url = f"http://127.0.0.1:{port}"
+            env = server_env(folder, service_url, **choice)
+            http = await stack.enter_async_context(direct_client(service_url))
+            mcp_port = await http_server(stack, base, env, folder / f"mcp-http-{variant}.log")
+            errlog = stack.enter_context((folder / f"mcp-stdio-{variant}.log").open("w"))
+            params = StdioServerParameters(command=base[0], args=[*base[1:], "serve"], env=env)
+            stdio = await stack.enter_async_context(Client(stdio_client(params, errlog), mode=modern, cache=None))
+            over_http = await stack.enter_async_context(
+                Client(f"http://127.0.0.1:{mcp_port}/mcp", mode=modern, cache=None)
+            )
+            direct = direct_route(http, f"{variant}: direct REST")
+            found.append(direct)
+            for name, client in ((f"{variant}: MCP stdio", stdio), (f"{variant}: MCP HTTP", over_http)):
+                route = mcp_route(name, client)
+                route.baseline = direct
+                found.append(route)
+        yield http, found
 
 
 # --- measuring -------------------------------------------------------------------------------------------
@@ -362,19 +418,22 @@ def verdict(met: bool) -> str:
 
 
 def latency_table(all_routes: list[Route]) -> tuple[str, bool]:
-    direct = all_routes[0]
+    first = all_routes[0]
+    varied = any(route.baseline not in (None, first) for route in all_routes)
     lines = [
-        "| route | query | p50 ms | p99 ms | p50 − direct p50 (ms) | p50 / direct p50 | target ≤ 2× | n |",
-        "|---|---|---:|---:|---:|---:|---|---:|",
+        "| route | query | p50 ms | p99 ms | p50 − direct p50 (ms) | p50 / direct p50 | target ≤ 2× | n |"
+        + (f" p50 / {first.name} p50 |" if varied else ""),
+        "|---|---|---:|---:|---:|---:|---|---:|" + ("---:|" if varied else ""),
     ]
     all_met = True
     for route in all_routes:
+        direct = route.baseline or first
         for query in TIMED:
             samples = route.samples[query.label]
             p50 = percentile(samples, 50)
             base = percentile(direct.samples[query.label], 50)
             ratio = f"{p50 / base:.2f}×"
-            if route is direct:
+            if route is direct or (varied and route.baseline is None):
                 target = "baseline"
             elif not route.judged:
                 target = "(shown, not judged)"
@@ -383,7 +442,10 @@ def latency_table(all_routes: list[Route]) -> tuple[str, bool]:
                 all_met &= met
                 ratio, target = f"**{ratio}**", verdict(met)
             row = [route.name, query.label, f"{p50:.2f}", f"{percentile(samples, 99):.2f}", f"{p50 - base:+.2f}"]
-            lines.append("| " + " | ".join([*row, ratio, target, str(len(samples))]) + " |")
+            row += [ratio, target, str(len(samples))]
+            if varied:
+                row.append(f"{p50 / percentile(first.samples[query.label], 50):.2f}×")
+            lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines), all_met
 
 
@@ -403,6 +465,16 @@ def size_table(found: list[Size]) -> tuple[str, bool]:
     return "\n".join(lines), all_met
 
 
+def stack_versions() -> str:
+    found = []
+    for name in ("httptools", "uvloop"):
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            found.append(f"no {name}")
+    return ", ".join(found)
+
+
 def load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -416,9 +488,10 @@ def report(
     text = f"""Run {datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}: `{command}`. \
 {os.cpu_count()} CPUs (`nproc`), load average (1/5/15 min) {load_before} before and {load()} after; \
 {platform.python_implementation()} {platform.python_version()} on {platform.system()} {platform.machine()}; \
-mcp {version("mcp")}, httpx2 {version("httpx2")}, uvicorn {version("uvicorn")}. {STUDENTS:,} demo students, \
-{DAYS} days of attendance, SQLite; log level {args.log_level} in every server process; {args.warmup} warm-up \
-calls per query and route, then {args.iterations} interleaved rounds; wall time {wall:.0f} s.
+mcp {version("mcp")}, httpx2 {version("httpx2")}, uvicorn {version("uvicorn")}, {stack_versions()}. \
+{STUDENTS:,} demo students, {DAYS} days of attendance, SQLite; log level {args.log_level} in every server \
+process; {args.warmup} warm-up calls per query and route, then {args.iterations} interleaved rounds; \
+wall time {wall:.0f} s.
 
 Latency of one call as the caller sees it (ms):
 
@@ -447,6 +520,12 @@ async def main(argv: list[str] | None = None) -> int:
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="of the service and MCP server processes (default INFO, as they run by default)",
     )
+    parser.add_argument(
+        "--variants",
+        metavar="HTTP+LOOP,...",
+        help="compare server stacks instead, e.g. h11+asyncio,httptools+asyncio,httptools+uvloop (ASRAMA_HTTP, "
+        "ASRAMA_LOOP of both servers)",
+    )
     args = parser.parse_args(argv)
     args.iterations = args.iterations or (60 if args.quick else 300)
     args.warmup = args.warmup or (10 if args.quick else 30)
@@ -458,15 +537,20 @@ async def main(argv: list[str] | None = None) -> int:
         db_url = f"sqlite:///{folder / 'asrama.db'}"
         rows = fill_database(db_url)
         log(f"database: {STUDENTS:,} students, {rows:,} attendance rows in {time.perf_counter() - started:.1f} s")
-        port = free_port()
-        service_log = folder / "service.log"
-        command = [EXECUTABLE, "--log-level", args.log_level, "service", "--host", "127.0.0.1"]
-        env = clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN)
-        with process([*command, "--port", str(port), "--db", db_url], env, service_log) as service:
-            await wait_listening(port, service, service_log)
-            async with routes(folder, f"http://127.0.0.1:{port}", args) as (http, all_routes):
+        if args.variants:
+            async with variant_routes(folder, db_url, args.variants.split(","), args) as (http, all_routes):
                 await measure(all_routes, args)
                 found = await sizes(http, all_routes[1])
+        else:
+            port = free_port()
+            service_log = folder / "service.log"
+            command = [EXECUTABLE, "--log-level", args.log_level, "service", "--host", "127.0.0.1"]
+            env = clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN)
+            with process([*command, "--port", str(port), "--db", db_url], env, service_log) as service:
+                await wait_listening(port, service, service_log)
+                async with routes(folder, f"http://127.0.0.1:{port}", args) as (http, all_routes):
+                    await measure(all_routes, args)
+                    found = await sizes(http, all_routes[1])
         text, met = report(all_routes, found, args, time.perf_counter() - started, load_before)
         print(text)
         log("all targets met" if met else "MISSED: at least one target (see the report)")

@@ -15,6 +15,7 @@ from mcp_asrama.server.transport import MCP_PATH
 from mcp_asrama.service.app import create_app
 from mcp_asrama.service.db import describe
 from mcp_asrama.service.demo import seed_demo
+from mcp_asrama.stack import Stack
 
 
 def _note(text: str) -> None:
@@ -49,9 +50,10 @@ def _service_running(settings: ServiceSettings) -> None:
 
 def run_service(settings: ServiceSettings, demo: bool) -> None:
     """Serve the data service until interrupted."""
+    stack = Stack()  # ASRAMA_HTTP, ASRAMA_LOOP: refused before the database is opened
     app = prepare_service(settings, demo)
-    server = serving.make_server(app, settings.host, settings.port, settings)
-    serving.run(server, ready=lambda: _service_running(settings))
+    server = serving.make_server(app, settings.host, settings.port, settings, stack=stack)
+    serving.run(server, ready=lambda: _service_running(settings), stack=stack, data_service=True)
 
 
 def connect_help(service_url: str, mcp_url: str) -> str:
@@ -81,6 +83,7 @@ Press Ctrl+C to stop.
 def run_demo(service: ServiceSettings, server: ServerSettings) -> None:
     """The data service with demo data and the MCP server over HTTP, in one process, until interrupted."""
     check_bind(server)
+    stack = Stack()
     app = prepare_service(service, demo=True)
     mcp = build_server(server)
 
@@ -88,4 +91,5 @@ def run_demo(service: ServiceSettings, server: ServerSettings) -> None:
         _service_running(service)
         print(connect_help(server.base_url, f"http://{server.mcp_host}:{server.mcp_port}{MCP_PATH}"), flush=True)
 
-    serving.run(serving.make_server(app, service.host, service.port, service), http_server(mcp, server), ready=ready)
+    service_server = serving.make_server(app, service.host, service.port, service, stack=stack)
+    serving.run(service_server, http_server(mcp, server, stack), ready=ready, stack=stack, data_service=True)

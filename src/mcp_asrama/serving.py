@@ -6,15 +6,17 @@ a quick 503; failed `accept()` calls are counted into one line per interval, not
 uvicorn (0.54) has no hook for this: it has no header or body timeout (`timeout_keep_alive` only covers the idle
 time after a response, and the next request's first byte cancels it), and `limit_concurrency` answers 503 only
 once a request's headers are complete, so connections that never complete them are never refused. This module
-therefore subclasses uvicorn's h11 protocol and relies on these internals of
-`uvicorn.protocols.http.h11_impl.H11Protocol`: the asyncio callbacks `connection_made`, `data_received` and
-`connection_lost`; `on_response_complete` (called at the end of each response, where the next request begins);
-`self.conn` (the `h11.Connection`: `their_state` is IDLE while the client sends headers, SEND_BODY while it sends a
-body); `self.transport`, `self.loop`; and `self.connections` (the server's set of open connections,
-`ServerState.connections`, to which `connection_made` adds). Once the transport is closed, uvicorn ends the
-request's `receive()` with `http.disconnect`, so an app waiting for the body (the body-size limit's and the rate
-limiter's own reads included) stops waiting. The h11 protocol is forced: "auto" would pick httptools, which is not
-a dependency. uvicorn's own limits stay at their defaults: 5 s keep-alive, at most 16 KiB of headers (h11).
+therefore subclasses uvicorn's HTTP protocols (h11 or httptools, as `ASRAMA_HTTP` says: see stack.py) and relies
+on these internals of `uvicorn.protocols.http.h11_impl.H11Protocol` and `.httptools_impl.HttpToolsProtocol`: the
+asyncio callbacks `connection_made`, `data_received` and `connection_lost`; `on_response_complete` (called at the
+end of each response, where the next request begins); h11's `self.conn` (the `h11.Connection`: `their_state` is
+IDLE while the client sends headers, SEND_BODY while it sends a body), httptools' parser callbacks
+`on_message_begin`, `on_headers_complete` and `on_message_complete`; `self.config`, `self.transport`,
+`self.loop`; and `self.connections` (the server's set of open connections, `ServerState.connections`, to which
+`connection_made` adds). Once the transport is closed, uvicorn ends the request's `receive()` with
+`http.disconnect`, so an app waiting for the body (the body-size limit's and the rate limiter's own reads
+included) stops waiting. uvicorn's own limits stay at their defaults: 5 s keep-alive, at most 16 KiB of headers
+(h11; httptools' own limit is 80 KiB).
 """
 
 import asyncio
@@ -32,10 +34,11 @@ import anyio
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.server import ServerState
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from mcp_asrama.config import ConnectionLimits
 from mcp_asrama.logs import AccessLog
+from mcp_asrama.stack import Stack
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,7 @@ LOG_INTERVAL = 10.0  # seconds: at most one line per interval about each kind of
 # after the listening socket was closed (at shutdown) fail with the second message.
 ACCEPT_FAILED = "socket.accept() out of system resource"
 RETRY_FAILED = "Exception in callback BaseSelectorEventLoop._start_serving("
+HEADERS, BODY, DONE = "headers", "body", "done"  # what a client is sending (Deadlines._reading)
 BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 19\r\n"
     b"retry-after: 1\r\nconnection: close\r\n\r\nService Unavailable"
@@ -81,37 +85,39 @@ class Tally:
 
 
 class LimitedConfig(uvicorn.Config):
-    """uvicorn's configuration with our limits, and the tallies of the connections they refuse or cut."""
+    """uvicorn's configuration with our limits, our protocol for the chosen parser, and the tallies of the
+    connections the limits refuse or cut."""
 
-    def __init__(self, app: Any, host: str, port: int, limits: ConnectionLimits) -> None:
+    def __init__(self, app: Any, host: str, port: int, limits: ConnectionLimits, parser: str = "h11") -> None:
         # uvicorn's access line holds the raw path (a child's name in /anak/{id_anak}): AccessLog logs instead.
         # Neither app speaks WebSocket: an upgraded connection would leave the deadlines behind.
-        super().__init__(
-            app, host=host, port=port, http=LimitedH11Protocol, ws="none", log_config=None, access_log=False
-        )
+        protocol = LimitedHttpToolsProtocol if parser == "httptools" else LimitedH11Protocol
+        super().__init__(app, host=host, port=port, http=protocol, ws="none", log_config=None, access_log=False)
         self.limits = limits
         self.refused = Tally("refused connections beyond max_connections (503)", max=limits.max_connections)
         self.slow_headers = Tally("closed connections whose headers came too slowly", timeout=limits.header_timeout)
         self.slow_bodies = Tally("closed connections whose body came too slowly", timeout=limits.body_timeout)
 
 
-class LimitedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline on the headers and on the body, and a cap on open connections."""
+class Deadlines(asyncio.Protocol):
+    """A deadline on the headers and on the body, and a cap on open connections, over a uvicorn HTTP protocol
+    (put first among the bases); `_reading` says what the client is sending, in the parser's terms."""
 
-    def __init__(
-        self,
-        config: uvicorn.Config,
-        server_state: ServerState,
-        app_state: dict[str, Any],
-        _loop: asyncio.AbstractEventLoop | None = None,
-    ) -> None:
-        super().__init__(config, server_state, app_state, _loop)
-        assert isinstance(config, LimitedConfig), "LimitedH11Protocol needs a LimitedConfig"
-        self.limited = config
-        self._phase: object = None  # h11.IDLE (headers), h11.SEND_BODY (body) or None (nothing timed)
-        self._deadline: asyncio.TimerHandle | None = None
+    # Set by uvicorn's protocol.
+    config: uvicorn.Config
+    transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
+    connections: set[Any]
+
+    def _reading(self) -> str:
+        """HEADERS while the client may send (or sends) a request's head, BODY while it sends its body, else DONE."""
+        raise NotImplementedError
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        assert isinstance(self.config, LimitedConfig), "a limited protocol needs a LimitedConfig"
+        self.limited = self.config
+        self._phase: str | None = None  # HEADERS, BODY or None (nothing timed)
+        self._deadline: asyncio.TimerHandle | None = None
         super().connection_made(transport)
         if len(self.connections) > self.limited.limits.max_connections:
             self.limited.refused.note(self.loop)
@@ -125,7 +131,7 @@ class LimitedH11Protocol(H11Protocol):
         self._time_phase()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]  # uvicorn's protocols have it, asyncio's has not
         # Until the next request's first byte, uvicorn's keep-alive timer closes an idle connection.
         self._time_phase(headers_begun=False)
 
@@ -135,17 +141,17 @@ class LimitedH11Protocol(H11Protocol):
 
     def _time_phase(self, headers_begun: bool = True) -> None:
         """Start the clock when the client begins its headers or its body; stop it when it has sent them."""
-        state = self.conn.their_state
-        timed = (h11.IDLE, h11.SEND_BODY) if headers_begun else (h11.SEND_BODY,)
+        state = self._reading()
+        timed = (HEADERS, BODY) if headers_begun else (BODY,)
         phase = state if state in timed and not self.transport.is_closing() else None
-        if phase is self._phase:
+        if phase == self._phase:
             return
         self._stop_clock()
         self._phase = phase
         limits = self.limited.limits
-        if phase is h11.IDLE:
+        if phase == HEADERS:
             self._deadline = self.loop.call_later(limits.header_timeout, self._cut, self.limited.slow_headers)
-        elif phase is h11.SEND_BODY:
+        elif phase == BODY:
             self._deadline = self.loop.call_later(limits.body_timeout, self._cut, self.limited.slow_bodies)
 
     def _stop_clock(self) -> None:
@@ -157,6 +163,41 @@ class LimitedH11Protocol(H11Protocol):
         self._deadline = None
         tally.note(self.loop)
         self.transport.abort()
+
+
+class LimitedH11Protocol(Deadlines, H11Protocol):
+    """uvicorn's h11 protocol under our limits: `conn.their_state` is IDLE while the client sends its headers,
+    SEND_BODY while it sends a body."""
+
+    def _reading(self) -> str:
+        state = self.conn.their_state
+        return HEADERS if state is h11.IDLE else BODY if state is h11.SEND_BODY else DONE
+
+
+class LimitedHttpToolsProtocol(Deadlines, HttpToolsProtocol):
+    """uvicorn's httptools protocol under our limits: the parser's callbacks say where the client is."""
+
+    _client = HEADERS
+
+    def _reading(self) -> str:
+        return self._client
+
+    def on_message_begin(self) -> None:
+        self._client = HEADERS
+        super().on_message_begin()
+
+    def on_headers_complete(self) -> None:
+        self._client = BODY
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._client = DONE
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        if self._client == DONE:  # no next request begun: wait for its head (timed from its first byte)
+            self._client = HEADERS
+        super().on_response_complete()
 
 
 def tally_accept_failures(loop: asyncio.AbstractEventLoop) -> None:
@@ -203,10 +244,13 @@ def make_server(
     *,
     plain_paths: Iterable[str] = (),
     closing: Callable[[], None] | None = None,
+    stack: Stack | None = None,
 ) -> uvicorn.Server:
     """A uvicorn server for `app` under `limits`, logging access by route template (`plain_paths`: paths without
-    values that may be logged as they are when no route matched); `closing` ends the app's streams on shutdown."""
-    return ClosingServer(LimitedConfig(AccessLog(app, plain_paths), host, port, limits), closing)
+    values that may be logged as they are when no route matched); `closing` ends the app's streams on shutdown;
+    `stack` names the HTTP parser (default: from the environment)."""
+    parser = (stack or Stack()).parser
+    return ClosingServer(LimitedConfig(AccessLog(app, plain_paths), host, port, limits, parser), closing)
 
 
 def listen(server: uvicorn.Server) -> socket.socket:
@@ -237,9 +281,16 @@ async def serve(*servers: uvicorn.Server, sockets: Sequence[socket.socket] | Non
             tasks.start_soon(server.serve, None if sockets is None else [sockets[index]])
 
 
-def run(*servers: uvicorn.Server, ready: Callable[[], None] | None = None) -> None:
-    """Bind every server's port, then call `ready` (say where to connect), then serve until interrupted; Ctrl+C is
-    the normal way to stop (as with `uvicorn.run`)."""
+def run(
+    *servers: uvicorn.Server,
+    ready: Callable[[], None] | None = None,
+    stack: Stack | None = None,
+    data_service: bool = False,
+) -> None:
+    """Bind every server's port, then call `ready` (say where to connect), then serve until interrupted, on the
+    event loop of `stack` (default: from the environment; `data_service`: one of the servers is the data service);
+    Ctrl+C is the normal way to stop (as with `uvicorn.run`)."""
+    options = (stack or Stack()).backend_options(data_service)
     sockets: list[socket.socket] = []
     try:
         for server in servers:
@@ -247,7 +298,7 @@ def run(*servers: uvicorn.Server, ready: Callable[[], None] | None = None) -> No
         if ready is not None:
             ready()
         with contextlib.suppress(KeyboardInterrupt):
-            anyio.run(functools.partial(serve, *servers, sockets=sockets))
+            anyio.run(functools.partial(serve, *servers, sockets=sockets), backend_options=options)
     finally:
         for sock in sockets:
             sock.close()

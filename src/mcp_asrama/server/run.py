@@ -12,6 +12,7 @@ from mcp_asrama.server.app import build_server
 from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.transport import HEALTH_PATHS, MCP_PATH, http_app, serve_stdio
+from mcp_asrama.stack import Stack
 
 if TYPE_CHECKING:
     import uvicorn
@@ -43,29 +44,39 @@ def name_resources_in_logs(server: AsramaServer) -> None:
     logs.name_uri_templates(anyio.run(listed))
 
 
-def http_server(server: AsramaServer, settings: ServerSettings) -> "uvicorn.Server":
-    """The Streamable HTTP app under uvicorn with the connection limits of `settings`."""
+def http_server(server: AsramaServer, settings: ServerSettings, stack: Stack | None = None) -> "uvicorn.Server":
+    """The Streamable HTTP app under uvicorn with the connection limits of `settings`, on the HTTP parser of
+    `stack` (default: from the environment)."""
     from mcp_asrama import serving
 
     name_resources_in_logs(server)
     app = http_app(server, settings)
     return serving.make_server(
-        app, settings.mcp_host, settings.mcp_port, settings, plain_paths=HEALTH_PATHS, closing=server.close_listens
+        app,
+        settings.mcp_host,
+        settings.mcp_port,
+        settings,
+        plain_paths=HEALTH_PATHS,
+        closing=server.close_listens,
+        stack=stack,
     )
 
 
 def serve(settings: ServerSettings) -> None:
     """Serve until stdin closes (stdio) or until interrupted (HTTP)."""
     check_bind(settings)
+    stack = Stack()  # ASRAMA_HTTP, ASRAMA_LOOP: refused before anything starts
     server = build_server(settings)
     log.info("mcp server starting", extra={"transport": settings.transport, "api_url": settings.base_url})
     if settings.transport == "stdio":
         name_resources_in_logs(server)
-        anyio.run(serve_stdio, server)
+        anyio.run(serve_stdio, server, backend_options=stack.backend_options())
         return
     from mcp_asrama import serving
 
     url = f"http://{settings.mcp_host}:{settings.mcp_port}{MCP_PATH}"
     serving.run(
-        http_server(server, settings), ready=lambda: log.info("mcp endpoint", extra={"url": url, "auth": settings.auth})
+        http_server(server, settings, stack),
+        ready=lambda: log.info("mcp endpoint", extra={"url": url, "auth": settings.auth}),
+        stack=stack,
     )

@@ -103,6 +103,10 @@ class Recording:
     def paths(self) -> list[bytes]:
         return [path for path, _ in self.requests]
 
+    @property
+    def queries(self) -> list[bytes]:
+        return [query for _, query in self.requests]
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             self.requests.append((scope["raw_path"], scope["query_string"]))

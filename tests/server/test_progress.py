@@ -58,16 +58,30 @@ def assert_steps(reports: list[tuple[float, float | None, str | None]], requests
     assert reports[-1][:2] == (requests, requests)
 
 
-async def test_a_scoped_search_reports_each_page_of_each_room(big_school: FastAPI, era: str) -> None:
+async def test_a_two_sided_search_reports_each_page_of_each_side(big_school: FastAPI, era: str) -> None:
+    # A room (20 students) and a class (all 250): each side's first 155 rows, and their overlap counted.
+    upstream = Recording(big_school)
+    scope = [f"kamar:{SMALL_ROOM}", "kelas:7A"]
+    async with connect(server_for(upstream, stdio_scope=scope), era) as client:
+        progress = Progress()
+        result = await client.call_tool("cari_anak", {"limit": 5, "offset": 150}, progress_callback=progress)
+    assert result.structured_content is not None and result.structured_content["total"] == 250
+    assert [a["id"] for a in result.structured_content["data"]] == [f"S{i:04d}" for i in range(150, 155)]
+    assert upstream.paths == [b"/anak"] * 4  # the room, the class in pages of 100, and the overlap
+    # The three first requests start together; the total grows once the class's first page tells what follows.
+    assert [r[:2] for r in progress.reports] == [(1, 3), (2, 3), (3, 4), (4, 4)]
+    assert_steps(progress.reports, 4)
+
+
+async def test_a_search_of_two_rooms_is_one_request_without_progress(big_school: FastAPI, era: str) -> None:
     upstream = Recording(big_school)
     async with connect(server_for(upstream, stdio_scope=TWO_ROOMS), era) as client:
         progress = Progress()
-        result = await client.call_tool("cari_anak", {"limit": 5}, progress_callback=progress)
+        result = await client.call_tool("cari_anak", {"limit": 5, "offset": 240}, progress_callback=progress)
     assert result.structured_content is not None and result.structured_content["total"] == 250
-    assert upstream.paths == [b"/anak"] * 4  # the small room, then 230 students in pages of 100
-    # The total grows once the big room's first page tells how many follow.
-    assert [r[:2] for r in progress.reports] == [(1, 2), (2, 4), (3, 4), (4, 4)]
-    assert_steps(progress.reports, 4)
+    assert [a["id"] for a in result.structured_content["data"]] == [f"S{i:04d}" for i in range(240, 245)]
+    assert len(upstream.paths) == 1
+    assert progress.reports == []
 
 
 @pytest.mark.parametrize(
@@ -81,15 +95,15 @@ async def test_a_scoped_search_reports_each_page_of_each_room(big_school: FastAP
         ("rekap_kesehatan", RANGE),
     ],
 )
-async def test_every_long_read_reports_one_step_per_room_in_scope(
+async def test_every_long_read_reports_one_step_per_side_of_the_scope(
     service_app: FastAPI, era: str, tool: str, arguments: dict[str, Any]
 ) -> None:
     upstream = Recording(service_app)
-    async with connect(server_for(upstream, stdio_scope=TWO_ROOMS), era) as client:
+    async with connect(server_for(upstream, stdio_scope=["kamar:Aisyah 2", "kelas:8B"]), era) as client:
         progress = Progress()
         result = await client.call_tool(tool, arguments, progress_callback=progress)
     assert not result.is_error
-    assert len(upstream.paths) == 2  # one request per room
+    assert len(upstream.paths) == 2  # one request for the rooms, one for the classes
     assert_steps(progress.reports, 2)
 
 

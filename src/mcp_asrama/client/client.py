@@ -1,6 +1,7 @@
 """`AsramaClient`: typed calls to the data service over one pooled async HTTP client (httpx2)."""
 
 import logging
+from collections.abc import Sequence
 from datetime import date
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -12,6 +13,7 @@ from mcp_asrama.client.exceptions import (
     AsramaError,
     BadResponse,
     Conflict,
+    NoMultiFilter,
     NotFound,
     ServiceAuthError,
     ServiceError,
@@ -40,9 +42,13 @@ from mcp_asrama.client.models import (
     RekapPelanggaran,
     Setoran,
 )
+from mcp_asrama.contract import FILTER_GANDA, FITUR_HEADER
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
+Values = str | Sequence[str] | None  # one value of a filter, or several (kelas/kamar IN ...: our service only)
+Params = list[tuple[str, Any]]
+MULTI_VALUED = ("kelas", "kamar")
 
 
 def make_http_client(
@@ -76,9 +82,20 @@ def _status_error(status: int) -> AsramaError:
     return ServiceError(f"service failed (HTTP {status})", status=status)
 
 
-def _params(**values: Any) -> dict[str, Any]:
-    """Query parameters without the empty ones."""
-    return {k: v.isoformat() if isinstance(v, date) else v for k, v in values.items() if v not in (None, "")}
+def _params(**values: Any) -> Params:
+    """Query parameters without the empty ones; a sequence is one parameter per value (a single one as itself)."""
+    params: Params = []
+    for name, value in values.items():
+        for one in [value] if isinstance(value, str) or not isinstance(value, Sequence) else value:
+            if one not in (None, ""):
+                params.append((name, one.isoformat() if isinstance(one, date) else one))
+    return params
+
+
+def _multi_valued(params: Params) -> bool:
+    """Whether `params` give several values to `kelas` or `kamar`."""
+    names = [name for name, _ in params if name in MULTI_VALUED]
+    return len(names) != len(set(names))
 
 
 def _write_headers(actor: str | None, key: str) -> dict[str, str]:
@@ -94,14 +111,18 @@ class AsramaClient:
 
     def __init__(self, http: httpx2.AsyncClient) -> None:
         self._http = http
+        # Whether the service's last answer said it honours several values per filter (None: none seen yet).
+        self.filter_ganda: bool | None = None
 
-    async def _get(self, path: str, model: type[M], params: Any = None) -> M:
-        return await self._send("GET", path, model, params=params)
+    async def _get(self, path: str, model: type[M], params: Params | None = None) -> M:
+        """GET `path`; several values for kelas/kamar need an answer that says they were honoured
+        (`NoMultiFilter` otherwise)."""
+        return await self._send("GET", path, model, params=params, multi=_multi_valued(params or []))
 
     async def _post(self, path: str, model: type[M], body: dict[str, Any], headers: dict[str, str]) -> M:
         return await self._send("POST", path, model, json=body, headers=headers)
 
-    async def _send(self, method: str, path: str, model: type[M], **request: Any) -> M:
+    async def _send(self, method: str, path: str, model: type[M], multi: bool = False, **request: Any) -> M:
         try:
             response = await self._http.request(method, path, **request)
         except httpx2.TimeoutException as exc:
@@ -111,6 +132,9 @@ class AsramaClient:
         if response.status_code not in (200, 201):
             log.warning("service answered %s", response.status_code, extra={"path": path.split("/")[1]})
             raise _status_error(response.status_code)
+        self.filter_ganda = FILTER_GANDA in response.headers.get(FITUR_HEADER, "").replace(" ", "").split(",")
+        if multi and not self.filter_ganda:
+            raise NoMultiFilter(f"service ignores several values per filter on {path.split('/')[1]}")
         try:
             return model.model_validate_json(response.content)
         except ValidationError as exc:
@@ -120,8 +144,8 @@ class AsramaClient:
         self,
         *,
         nama: str | None = None,
-        kelas: str | None = None,
-        kamar: str | None = None,
+        kelas: Values = None,
+        kamar: Values = None,
         status: str | None = None,
         limit: int = 20,
         offset: int = 0,
@@ -142,8 +166,8 @@ class AsramaClient:
         self,
         tanggal: date,
         *,
-        kelas: str | None = None,
-        kamar: str | None = None,
+        kelas: Values = None,
+        kamar: Values = None,
         status: str | None = None,
         semua_anak: bool = False,
         ids: list[str] | None = None,
@@ -151,16 +175,15 @@ class AsramaClient:
         """`GET /absensi` of one day; `semua_anak` asks for every student of the filter, `ids` (at most 300) for these
         students only (a service of the tutorial's contract ignores both: its answer then lacks `semua_anak`)."""
         params = _params(tanggal=tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak or None)
-        listed = [*params.items(), *(("id_anak", i) for i in ids or [])]
-        return await self._get("/absensi", AbsensiHarian, listed)
+        return await self._get("/absensi", AbsensiHarian, [*params, *(("id_anak", i) for i in ids or [])])
 
     async def rekap(
         self,
         dari: date,
         sampai: date,
         *,
-        kelas: str | None = None,
-        kamar: str | None = None,
+        kelas: Values = None,
+        kamar: Values = None,
         id_anak: str | None = None,
         limit: int | None = None,
     ) -> RekapAbsensi:
@@ -179,8 +202,8 @@ class AsramaClient:
         self,
         *,
         aktif: bool | None = None,
-        kelas: str | None = None,
-        kamar: str | None = None,
+        kelas: Values = None,
+        kamar: Values = None,
         id_anak: str | None = None,
         tanggal: date | None = None,
         limit: int = 100,
@@ -216,8 +239,8 @@ class AsramaClient:
         self,
         *,
         id_anak: str | None = None,
-        kelas: str | None = None,
-        kamar: str | None = None,
+        kelas: Values = None,
+        kamar: Values = None,
         dari: date | None = None,
         sampai: date | None = None,
         limit: int = 100,
@@ -230,7 +253,7 @@ class AsramaClient:
         return await self._get("/pelanggaran", DaftarPelanggaran, params)
 
     async def rekap_pelanggaran(
-        self, dari: date, sampai: date, *, kelas: str | None = None, kamar: str | None = None
+        self, dari: date, sampai: date, *, kelas: Values = None, kamar: Values = None
     ) -> RekapPelanggaran:
         """`GET /pelanggaran/rekap`: points and counts per student and category, most points first."""
         params = _params(dari=dari, sampai=sampai, kelas=kelas, kamar=kamar)
@@ -244,8 +267,8 @@ class AsramaClient:
         self,
         *,
         id_anak: str | None = None,
-        kelas: str | None = None,
-        kamar: str | None = None,
+        kelas: Values = None,
+        kamar: Values = None,
         dari: date | None = None,
         sampai: date | None = None,
         jenis: str | None = None,
@@ -266,7 +289,7 @@ class AsramaClient:
         return await self._get("/hafalan", DaftarSetoran, params)
 
     async def progres_hafalan(
-        self, *, id_anak: str | None = None, kelas: str | None = None, kamar: str | None = None
+        self, *, id_anak: str | None = None, kelas: Values = None, kamar: Values = None
     ) -> ProgresHafalan:
         """`GET /hafalan/progres`: every student of the filter, most ayat first."""
         params = _params(id_anak=id_anak, kelas=kelas, kamar=kamar)
@@ -281,8 +304,8 @@ class AsramaClient:
         *,
         klinik: bool,
         id_anak: str | None = None,
-        kelas: str | None = None,
-        kamar: str | None = None,
+        kelas: Values = None,
+        kamar: Values = None,
         dari: date | None = None,
         sampai: date | None = None,
         limit: int = 100,
@@ -296,7 +319,7 @@ class AsramaClient:
         return await self._get("/kesehatan", model, params)
 
     async def rekap_kesehatan(
-        self, dari: date, sampai: date, *, kelas: str | None = None, kamar: str | None = None
+        self, dari: date, sampai: date, *, kelas: Values = None, kamar: Values = None
     ) -> RekapKesehatan:
         """`GET /kesehatan/rekap`: visits and students per category, counts only."""
         params = _params(dari=dari, sampai=sampai, kelas=kelas, kamar=kamar)

@@ -8,7 +8,8 @@ AsramaError
 ├── ServiceRejected      another 4xx: the service refused the request as malformed
 │   └── Conflict         409: it conflicts with what is stored (an overlapping izin, one already ended)
 ├── ServiceError         5xx: the service failed
-└── BadResponse          the answer was not the JSON shape the contract promises
+├── BadResponse          the answer was not the JSON shape the contract promises
+└── NoMultiFilter        several values were sent for one filter, and the service did not say it honours them
 """
 
 
@@ -50,3 +51,8 @@ class ServiceError(AsramaError):
 
 class BadResponse(AsramaError):
     """The service's answer does not follow the contract."""
+
+
+class NoMultiFilter(AsramaError):
+    """Several values were sent for `kelas` or `kamar` and the answer lacks our service's `filter-ganda` mark: a
+    service of the tutorial's contract would have used one of them. Ask one value at a time instead."""

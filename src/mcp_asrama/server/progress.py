@@ -26,10 +26,11 @@ class Kemajuan:
         self._total += max(requests, 0)
 
     async def step(self) -> None:
-        """Call before each upstream request: the one before it is reported done."""
-        if self._started > self._reported:
-            await self._report(self._started, max(self._total, self._started + 1))
+        """Call before each upstream request: the one before it is reported done. Counted before the report is
+        sent, so that concurrent requests each get their own value."""
         self._started += 1
+        if self._started - 1 > self._reported:
+            await self._report(self._started - 1, max(self._total, self._started))
 
     async def done(self) -> None:
         """The walk is over: the last request is reported, and the total is what it took."""

@@ -6,6 +6,7 @@ Tutorial data: A001 Ahmad Fauzi (7A, Al-Fatih 1), A002 Budi Santoso (8B, Al-Fati
 
 import json
 import logging
+from urllib.parse import unquote_plus
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,7 +18,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_asrama.server.guard import access
 from mcp_asrama.server.guard.access import Akses
 from tests.server.conftest import connect, server_for
-from tests.server.support import RESOURCE_URIS, VALID_CALLS, call_error, call_ok, text_of, tutorial_upstream
+from tests.server.support import (
+    RESOURCE_URIS,
+    VALID_CALLS,
+    Recording,
+    call_error,
+    call_ok,
+    text_of,
+    tutorial_upstream,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -151,11 +160,24 @@ async def test_scoped_attendance_fails_closed_when_the_service_omits_kelas_and_k
         assert "wewenang" in text
 
 
-async def test_a_scoped_search_the_service_cannot_page_through_is_an_error_not_a_short_count(era: str) -> None:
-    # 150 more students in Al-Fatih 1: more than one page, and the tutorial's /anak ignores offset.
+async def test_a_one_room_search_of_a_tutorial_service_is_its_own_page_in_one_request(era: str) -> None:
+    # 150 more students in Al-Fatih 1: the room's filter is the scope, so the service cuts the page itself.
     extra = [{"id": f"T{i:03d}", "nama": f"Santri {i:03d}", "kelas": "9A", "kamar": "Al-Fatih 1"} for i in range(150)]
-    async with scoped(tutorial_upstream(extra), era, ["kamar:Al-Fatih 1"]) as client:
-        text = await call_error(client, "cari_anak", {})
+    upstream = Recording(tutorial_upstream(extra))
+    async with scoped(upstream, era, ["kamar:Al-Fatih 1"]) as client:
+        body = await call_ok(client, "cari_anak", {})
+    assert body["total"] == 152
+    assert [a["id"] for a in body["data"]][:3] == ["A001", "A002", "T000"] and len(body["data"]) == 20
+    assert body["next_offset"] == 20
+    assert [unquote_plus(q.decode()) for q in upstream.queries] == ["kamar=Al-Fatih 1&limit=20"]
+
+
+async def test_a_two_sided_search_the_service_cannot_page_through_is_an_error_not_a_short_count(era: str) -> None:
+    # A room and a class: each side's first 120 rows are needed, and the tutorial's /anak ignores offset.
+    extra = [{"id": f"T{i:03d}", "nama": f"Santri {i:03d}", "kelas": "9A", "kamar": "Al-Fatih 1"} for i in range(150)]
+    async with scoped(tutorial_upstream(extra), era, ["kamar:Al-Fatih 1", "kelas:7A"]) as client:
+        assert (await call_ok(client, "cari_anak", {}))["total"] == 153  # first pages: one request per side each
+        text = await call_error(client, "cari_anak", {"offset": 100})
     assert "Terlalu banyak anak" in text and "persempit" in text
 
 

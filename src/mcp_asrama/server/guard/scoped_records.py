@@ -1,6 +1,7 @@
 """Reads of the pesantren records (pelanggaran, hafalan, kesehatan) narrowed to what the principal may see, the same
-way as `scoped`: one upstream request per room or class in scope, rows checked again, each request a progress step.
-Violations are read through `Terbatas.pelanggaran_view()` (every student with `peran:bk`).
+way as `scoped`: one upstream request per side of the scope (per room or class from a tutorial-contract service),
+concurrently, rows checked again, each request a progress step; a rekap or progress of a one-sided scope is the
+service's own. Violations are read through `Terbatas.pelanggaran_view()` (every student with `peran:bk`).
 """
 
 from collections import Counter
@@ -10,6 +11,7 @@ from typing import Any, Protocol
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import (
     JumlahKategori,
     KategoriKesehatan,
@@ -35,7 +37,7 @@ class _Page(Protocol):
     def data(self) -> Any: ...
 
 
-Fetch = Callable[[str | None, str | None, int], Awaitable[_Page]]  # (kelas, kamar, offset) -> one page
+Fetch = Callable[[Values, Values, int], Awaitable[_Page]]  # (kelas, kamar, offset) -> one page
 
 
 async def _records(
@@ -44,28 +46,32 @@ async def _records(
     """Every visible record of the filters, each once, page by page; and whether that is all of them (each
     upstream filter gives at most `MAX_SCOPED_ROWS`). `one_student`: the fetch names one student, so one
     upstream filter, whatever the scope (its rows are still checked)."""
-    merged: dict[str, Any] = {}
-    complete = True
-    units = [(kelas, kamar)] if one_student else reader.units(kelas, kamar)
     progress = reader.kemajuan
-    progress.expect(len(units))
-    for unit_kelas, unit_kamar in units:
-        offset = 0
+
+    async def walk(unit_kelas: Values, unit_kamar: Values) -> tuple[list[Any], bool]:
+        rows: list[Any] = []
         while True:
-            await progress.step()
-            page = await fetch(unit_kelas, unit_kamar, offset)
-            if offset == 0:
+            if rows:
+                await progress.step()
+            page = await fetch(unit_kelas, unit_kamar, len(rows))
+            if not rows:
                 progress.expect(pages_left(min(page.total, MAX_SCOPED_ROWS), len(page.data), RECORD_PAGE))
-            merged.update((r.id, r) for r in page.data if reader.visible(kelas=r.kelas, kamar=r.kamar))
-            offset += len(page.data)
-            if offset >= page.total or not page.data:
-                break
-            if offset >= MAX_SCOPED_ROWS:
-                complete = False
-                break
-    await progress.done()
+            rows.extend(page.data)
+            if len(rows) >= page.total or not page.data:
+                return rows, True
+            if len(rows) >= MAX_SCOPED_ROWS:
+                return rows, False
+
+    if one_student:
+        progress.expect(1)
+        await progress.step()
+        walks = [await walk(kelas, kamar)]
+        await progress.done()
+    else:
+        walks = await reader.per_unit(kelas, kamar, walk)
+    merged = {r.id: r for rows, _ in walks for r in rows if reader.visible(kelas=r.kelas, kamar=r.kamar)}
     ordered = sorted(merged.values(), key=lambda r: (r.tanggal, r.id), reverse=True)
-    return ordered, complete
+    return ordered, all(complete for _, complete in walks)
 
 
 async def pelanggaran(
@@ -79,7 +85,7 @@ async def pelanggaran(
 ) -> tuple[list[Pelanggaran], bool]:
     """Visible violations (`view` from `pelanggaran_view()`), latest first, and whether that is all of them."""
 
-    def fetch(k: str | None, m: str | None, offset: int) -> Awaitable[_Page]:
+    def fetch(k: Values, m: Values, offset: int) -> Awaitable[_Page]:
         return view.client.daftar_pelanggaran(
             id_anak=id_anak, kelas=k, kamar=m, dari=dari, sampai=sampai, limit=RECORD_PAGE, offset=offset
         )
@@ -91,11 +97,14 @@ async def rekap_pelanggaran(
     view: Terbatas, dari: date, sampai: date, *, kelas: str | None, kamar: str | None
 ) -> RekapPelanggaran:
     """Violations over a range for the visible students (`view` from `pelanggaran_view()`), most points first."""
-    rekaps = await view.per_unit(
-        view.units(kelas, kamar), lambda k, m: view.client.rekap_pelanggaran(dari, sampai, kelas=k, kamar=m)
-    )
-    if view.akses.semua:
-        return rekaps[0]
+
+    def fetch(k: Values, m: Values) -> Awaitable[RekapPelanggaran]:
+        return view.client.rekap_pelanggaran(dari, sampai, kelas=k, kamar=m)
+
+    whole = await view.whole(kelas, kamar, fetch, lambda r: r.per_anak)
+    if whole is not None:
+        return whole
+    rekaps = await view.per_unit(kelas, kamar, fetch)
     merged = {r.id_anak: r for rekap in rekaps for r in rekap.per_anak if view.visible(kelas=r.kelas, kamar=r.kamar)}
     rows = sorted(merged.values(), key=lambda r: (-r.poin, -r.jumlah, r.id_anak))
     fields = ("ringan", "sedang", "berat", "jumlah", "poin")
@@ -106,7 +115,7 @@ async def rekap_pelanggaran(
 async def setoran(reader: Terbatas, id_anak: str) -> tuple[list[Setoran], bool]:
     """One student's visible deposits, latest first, and whether that is all of them."""
 
-    def fetch(k: str | None, m: str | None, offset: int) -> Awaitable[_Page]:
+    def fetch(k: Values, m: Values, offset: int) -> Awaitable[_Page]:
         return reader.client.daftar_hafalan(id_anak=id_anak, limit=RECORD_PAGE, offset=offset)
 
     return await _records(reader, fetch, None, None, one_student=True)
@@ -116,11 +125,14 @@ async def progres_hafalan(
     reader: Terbatas, *, kelas: str | None, kamar: str | None, id_anak: str | None = None
 ) -> ProgresHafalan:
     """Memorisation progress of every visible student of the filters, most ayat first."""
-    pages = await reader.per_unit(
-        reader.units(kelas, kamar), lambda k, m: reader.client.progres_hafalan(id_anak=id_anak, kelas=k, kamar=m)
-    )
-    if reader.akses.semua:
-        return pages[0]
+
+    def fetch(k: Values, m: Values) -> Awaitable[ProgresHafalan]:
+        return reader.client.progres_hafalan(id_anak=id_anak, kelas=k, kamar=m)
+
+    whole = await reader.whole(kelas, kamar, fetch, lambda r: r.data)
+    if whole is not None:
+        return whole
+    pages = await reader.per_unit(kelas, kamar, fetch)
     merged: dict[str, ProgresAnak] = {
         r.id_anak: r for page in pages for r in page.data if reader.visible(kelas=r.kelas, kamar=r.kamar)
     }
@@ -147,7 +159,7 @@ async def kunjungan(
     principal has `peran:kesehatan`, else `Kunjungan` (no detail is even parsed)."""
     klinik = klinik and reader.akses.klinik
 
-    def fetch(k: str | None, m: str | None, offset: int) -> Awaitable[_Page]:
+    def fetch(k: Values, m: Values, offset: int) -> Awaitable[_Page]:
         return reader.client.daftar_kunjungan(
             klinik=klinik,
             id_anak=id_anak,
@@ -166,10 +178,14 @@ async def rekap_kesehatan(
     reader: Terbatas, dari: date, sampai: date, *, kelas: str | None, kamar: str | None
 ) -> RekapKesehatan:
     """Visits and distinct students per category over a range, for the visible students (counts only)."""
-    if reader.akses.semua:
-        (whole,) = await reader.per_unit(
-            reader.units(kelas, kamar), lambda k, m: reader.client.rekap_kesehatan(dari, sampai, kelas=k, kamar=m)
-        )
+
+    def fetch(k: Values, m: Values) -> Awaitable[RekapKesehatan]:
+        return reader.client.rekap_kesehatan(dari, sampai, kelas=k, kamar=m)
+
+    # Counts only, no rows to check: a scope's counts come from the service itself only when it is ours (it
+    # honours every filter); otherwise from the visits, each checked.
+    whole = await reader.whole(kelas, kamar, fetch, lambda r: [])
+    if whole is not None and (reader.akses.semua or reader.client.filter_ganda):
         return whole
     visits, complete = await kunjungan(
         reader, klinik=False, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai

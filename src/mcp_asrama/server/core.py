@@ -9,12 +9,11 @@
   not exist (the spec lets the list vary by authorization); `CLINIC_TOOLS` also need `peran:kesehatan` (`clinic`).
 """
 
-import json
 import logging
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Annotated, Any, cast, get_args, get_origin, get_type_hints
 
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.lowlevel.helper_types import ReadResourceContents
@@ -31,7 +30,7 @@ from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequ
 from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.client import AsramaClient, AsramaError
-from mcp_asrama.privacy import json_text
+from mcp_asrama.privacy import json_of
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
 from mcp_asrama.server.guard.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.guard.ratelimit import RateLimiter
@@ -72,9 +71,15 @@ def client_of(ctx: Context[Any, Any]) -> AsramaClient:
 
 
 def tool_result(model: BaseModel) -> CallToolResult:
-    """`structuredContent` and the same JSON as compact text, without null fields."""
-    text = json_text(model)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
+    """`structuredContent` and the same JSON as compact text, without null fields (the model dumped once)."""
+    structured = model.model_dump(mode="json", exclude_none=True)
+    return CallToolResult(content=[TextContent(type="text", text=json_of(structured))], structured_content=structured)
+
+
+def _returns_built_result(fn: Callable[..., Any]) -> bool:
+    """Whether `fn` is declared to return `Annotated[CallToolResult, Model]`."""
+    declared = get_type_hints(fn, include_extras=True).get("return")
+    return get_origin(declared) is Annotated and get_args(declared)[0] is CallToolResult
 
 
 def tool_error(message: str) -> CallToolResult:
@@ -103,10 +108,20 @@ class AsramaServer(MCPServer[Any]):
     clinic: Callable[[], bool] = staticmethod(lambda: False)
     close_listens: Callable[[], None] = staticmethod(lambda: None)  # ends every open listen stream gracefully
 
-    def add_tool(self, *args: Any, **kwargs: Any) -> None:
-        """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use."""
-        super().add_tool(*args, **kwargs)
+    def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use.
+
+        A tool declared `-> Annotated[CallToolResult, Model]` builds its result from a `Model` (`tool_result`), so
+        the SDK's validation of that structuredContent against `Model` on every call repeats pydantic's own work:
+        its output model is dropped and its published outputSchema kept (`FuncMetadata` reads both fields live).
+        The SDK has no public way to the registered Tool, hence its private `_tool_manager`.
+        """
+        super().add_tool(fn, *args, **kwargs)
         self._closed_tools = None
+        if _returns_built_result(fn):
+            tool = self._tool_manager.get_tool(kwargs.get("name") or (args[0] if args else None) or fn.__name__)
+            if tool is not None:
+                tool.fn_metadata.output_model = None
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool."""

@@ -13,6 +13,7 @@ counsellor `["peran:bk"]` (plus whatever else they may see). A role alone shows 
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 
@@ -33,6 +34,7 @@ def _ignored(reason: str) -> None:
         log.warning("scope claim entry gives no access", extra={"reason": reason})
 
 
+@lru_cache(maxsize=4096)  # a school has a few hundred room and class names; rows repeat them
 def fold(value: str) -> str:
     """The form names are compared in: whitespace collapsed, case folded."""
     return " ".join(value.split()).casefold()
@@ -130,11 +132,12 @@ class Akses:
         """Whether the whole class is visible."""
         return self.semua or fold(kelas) in self._kelas
 
-    @property
+    # Folded once per principal (the dataclass is frozen; cached_property writes the instance's __dict__).
+    @cached_property
     def _kamar(self) -> frozenset[str]:
         return frozenset(fold(k) for k in self.kamar)
 
-    @property
+    @cached_property
     def _kelas(self) -> frozenset[str]:
         return frozenset(fold(k) for k in self.kelas)
 

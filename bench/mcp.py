@@ -27,13 +27,15 @@ A script, not a test (pytest never collects it). In one run, on this machine:
 src/mcp_asrama/stack.py) in the same run: per variant, a data service process and our MCP server (HTTP, and stdio
 with that loop) on it, each variant's `direct REST`, `MCP stdio` and `MCP HTTP` (2026-07-28) interleaved with all
 the others; each MCP route's ratio is to its own variant's direct REST, and the last column to the first variant's.
+A table of CPU per request (user + system from /proc, over the timed rounds) of each server process follows: less
+sensitive to the rest of the machine than latency.
 
 Prints a markdown report on stdout, progress on stderr. Exits non-zero only on an error (a call that fails, an
 answer that differs from the service's, a process that does not start); a missed target is printed as MISSED.
 
     .venv/bin/python bench/mcp.py            # 300 timed rounds (about a minute and a half)
     .venv/bin/python bench/mcp.py --quick    # 60 rounds
-    .venv/bin/python bench/mcp.py --variants h11+asyncio,httptools+asyncio,httptools+uvloop --iterations 100
+    .venv/bin/python bench/mcp.py --variants h11+asyncio,httptools+asyncio,httptools+uvloop,auto --iterations 100
 """
 
 import argparse
@@ -113,7 +115,10 @@ class Route:
     judged: bool = True
     checked: bool = True
     baseline: "Route | None" = None
+    pid: int | None = None  # --variants: the process serving this route (a direct route's: the service)
+    upstream: int | None = None  # --variants: the service process its calls reach
     samples: dict[str, list[float]] = field(default_factory=dict)
+    cpu_ms: float | None = None  # CPU of `pid` in the timed rounds
 
 
 def log(message: str) -> None:
@@ -251,12 +256,28 @@ def server_env(folder: Path, service_url: str, **extra: str) -> dict[str, str]:
     )
 
 
-async def http_server(stack: contextlib.AsyncExitStack, base: list[str], env: dict[str, str], errlog: Path) -> int:
-    """`serve --transport http` as a process on a free port, listening; its port."""
+async def http_server(
+    stack: contextlib.AsyncExitStack, base: list[str], env: dict[str, str], errlog: Path
+) -> tuple[int, int]:
+    """`serve --transport http` as a process on a free port, listening; its port and pid."""
     port = free_port()
     proc = stack.enter_context(process([*base, "serve", "--transport", "http", "--port", str(port)], env, errlog))
     await wait_listening(port, proc, errlog)
-    return port
+    return port, proc.pid
+
+
+def children() -> set[int]:
+    """The pids of this process's children (Linux)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        found.update(int(pid) for pid in (task / "children").read_text().split())
+    return found
+
+
+def cpu_ms(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def direct_client(service_url: str) -> httpx2.AsyncClient:
@@ -273,7 +294,7 @@ async def routes(
     base = [EXECUTABLE, "--log-level", args.log_level]
     async with contextlib.AsyncExitStack() as stack:
         http = await stack.enter_async_context(direct_client(service_url))
-        mcp_port = await http_server(stack, base, env, folder / "mcp-http.log")
+        mcp_port, _ = await http_server(stack, base, env, folder / "mcp-http.log")
 
         stdio: dict[str, Client] = {}
         over_http: dict[str, Client] = {}
@@ -302,14 +323,15 @@ async def routes(
 async def variant_routes(
     folder: Path, db_url: str, variants: list[str], args: argparse.Namespace
 ) -> AsyncIterator[tuple[httpx2.AsyncClient, list[Route]]]:
-    """Per variant (`http+loop`): a service process and our MCP server on it; its direct, stdio and HTTP routes."""
+    """Per variant (`http+loop`, or `auto`): a service process and our MCP server on it; its direct, stdio and HTTP
+    routes."""
     base = [EXECUTABLE, "--log-level", args.log_level]
     modern = ERAS[0][0]
     found: list[Route] = []
     async with contextlib.AsyncExitStack() as stack:
         for variant in variants:
-            parser, loop = variant.split("+")
-            choice = {"ASRAMA_HTTP": parser, "ASRAMA_LOOP": loop}
+            parser, _, loop = variant.partition("+")  # "auto": the defaults (neither variable set)
+            choice = {} if variant == "auto" else {"ASRAMA_HTTP": parser, "ASRAMA_LOOP": loop}
             port = free_port()
             service_log = folder / f"service-{variant}.log"
             command = [*base, "service", "--host", "127.0.0.1", "--port", str(port), "--db", db_url]
@@ -319,18 +341,24 @@ async def variant_routes(
             service_url = f"http://127.0.0.1:{port}"
             env = server_env(folder, service_url, **choice)
             http = await stack.enter_async_context(direct_client(service_url))
-            mcp_port = await http_server(stack, base, env, folder / f"mcp-http-{variant}.log")
+            mcp_port, mcp_pid = await http_server(stack, base, env, folder / f"mcp-http-{variant}.log")
             errlog = stack.enter_context((folder / f"mcp-stdio-{variant}.log").open("w"))
             params = StdioServerParameters(command=base[0], args=[*base[1:], "serve"], env=env)
+            before = children()
             stdio = await stack.enter_async_context(Client(stdio_client(params, errlog), mode=modern, cache=None))
+            [stdio_pid] = children() - before
             over_http = await stack.enter_async_context(
                 Client(f"http://127.0.0.1:{mcp_port}/mcp", mode=modern, cache=None)
             )
             direct = direct_route(http, f"{variant}: direct REST")
+            direct.pid = service.pid
             found.append(direct)
-            for name, client in ((f"{variant}: MCP stdio", stdio), (f"{variant}: MCP HTTP", over_http)):
+            for name, client, pid in (
+                (f"{variant}: MCP stdio", stdio, stdio_pid),
+                (f"{variant}: MCP HTTP", over_http, mcp_pid),
+            ):
                 route = mcp_route(name, client)
-                route.baseline = direct
+                route.baseline, route.pid, route.upstream = direct, pid, service.pid
                 found.append(route)
         yield http, found
 
@@ -354,6 +382,7 @@ async def measure(all_routes: list[Route], args: argparse.Namespace) -> None:
                 raise RuntimeError(f"{route.name}: {query.label} differs from the service's answer")
             route.samples[query.label] = []
     log(f"timing {args.iterations} rounds x {len(TIMED)} queries x {len(all_routes)} routes")
+    cpu_before = {route.pid: cpu_ms(route.pid) for route in all_routes if route.pid is not None}
     for i in range(args.iterations):
         shift = i % len(all_routes)
         order = all_routes[shift:] + all_routes[:shift]
@@ -362,6 +391,23 @@ async def measure(all_routes: list[Route], args: argparse.Namespace) -> None:
                 started = time.perf_counter()
                 await route.call(query)
                 route.samples[query.label].append((time.perf_counter() - started) * 1000)
+    for route in all_routes:
+        if route.pid is not None:
+            route.cpu_ms = cpu_ms(route.pid) - cpu_before[route.pid]
+
+
+def cpu_table(all_routes: list[Route]) -> str:
+    """--variants: CPU per call of each MCP server process, and of each service per request it served."""
+    lines = ["| process | serves | CPU ms per request | requests |", "|---|---|---:|---:|"]
+    for route in all_routes:
+        if route.cpu_ms is None:
+            continue
+        served = [r for r in all_routes if r is route or (route.upstream is None and r.upstream == route.pid)]
+        calls = sum(len(samples) for r in served for samples in r.samples.values())
+        name = route.name.replace("direct REST", "data service") if route.upstream is None else route.name
+        what = "direct REST and the MCP servers' upstream calls" if route.upstream is None else "`tools/call`"
+        lines.append(f"| {name} | {what} | {route.cpu_ms / calls:.2f} | {calls} |")
+    return "\n".join(lines)
 
 
 def strip_blocklisted(data: Any) -> Any:
@@ -484,6 +530,9 @@ def report(
 ) -> tuple[str, bool]:
     latency, latency_met = latency_table(all_routes)
     size, size_met = size_table(found)
+    cpu = ""
+    if args.variants:
+        cpu = f"\nCPU (user + system, /proc) of each server process in the timed rounds:\n\n{cpu_table(all_routes)}\n"
     command = " ".join([".venv/bin/python bench/mcp.py", *sys.argv[1:]])
     text = f"""Run {datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}: `{command}`. \
 {os.cpu_count()} CPUs (`nproc`), load average (1/5/15 min) {load_before} before and {load()} after; \
@@ -499,6 +548,7 @@ Latency of one call as the caller sees it (ms):
 
 Latency target (each judged MCP route, p50 ≤ {LATENCY_TARGET:g}× direct REST p50): \
 {"MET" if latency_met else "**MISSED**"}
+{cpu}
 
 Text the model reads (UTF-8 bytes of `content[0].text`):
 
@@ -523,8 +573,8 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--variants",
         metavar="HTTP+LOOP,...",
-        help="compare server stacks instead, e.g. h11+asyncio,httptools+asyncio,httptools+uvloop (ASRAMA_HTTP, "
-        "ASRAMA_LOOP of both servers)",
+        help="compare server stacks instead, e.g. h11+asyncio,httptools+asyncio,httptools+uvloop,auto (ASRAMA_HTTP, "
+        "ASRAMA_LOOP of both servers; auto: neither set)",
     )
     args = parser.parse_args(argv)
     args.iterations = args.iterations or (60 if args.quick else 300)

@@ -15,6 +15,9 @@ Our server gets a service URL on a free port where nothing listens: listing tool
 `--tree DIR` adds `python -m mcp_asrama serve` from another source tree (e.g. `git worktree add /tmp/old HEAD~1`),
 to compare a change before and after in the same run.
 
+Beside the time, each start's CPU (user + system of the server process from spawn to exit, `getrusage` of reaped
+children) is shown: the start's own work, less sensitive to the rest of the machine than the wall clock.
+
 Prints a markdown report on stdout (p50 ratio against the bare SDK server), progress on stderr; exits non-zero
 only on an error (a server that does not start or answers no tools).
 
@@ -27,6 +30,7 @@ import asyncio
 import contextlib
 import os
 import platform
+import resource
 import shutil
 import socket
 import statistics
@@ -71,6 +75,7 @@ class Variant:
     env: dict[str, str]
     baseline: bool = False
     samples: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # ms of CPU of the process, from spawn to exit
 
 
 async def stdio_start(variant: Variant, errlog: Path) -> float:
@@ -178,8 +183,16 @@ async def measure(all_variants: list[Variant], folder: Path, args: argparse.Name
     for i in range(args.rounds):
         shift = i % len(all_variants)
         for variant in all_variants[shift:] + all_variants[:shift]:
+            before = children_cpu()
             variant.samples.append(await TIMERS[variant.transport](variant, folder / "servers.log"))
+            variant.cpu.append(children_cpu() - before)
         log(f"round {i + 1}/{args.rounds}")
+
+
+def children_cpu() -> float:
+    """ms of user + system CPU of this process's children that have ended (the servers, once reaped)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1000
 
 
 def load() -> str:
@@ -188,22 +201,25 @@ def load() -> str:
 
 def report(all_variants: list[Variant], args: argparse.Namespace, wall: float, load_before: str) -> str:
     lines = [
-        "| transport | server | p50 ms | min ms | max ms | p50 / bare SDK p50 | n |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| transport | server | p50 ms | min ms | max ms | p50 / bare SDK p50 | CPU ms p50 | CPU / bare SDK | n |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for variant in all_variants:
         base = next(v for v in all_variants if v.baseline and v.transport == variant.transport)
-        p50 = statistics.median(variant.samples)
+        p50, cpu = statistics.median(variant.samples), statistics.median(variant.cpu)
         ratio = "baseline" if variant.baseline else f"**{p50 / statistics.median(base.samples):.2f}×**"
+        cpu_ratio = "baseline" if variant.baseline else f"{cpu / statistics.median(base.cpu):.2f}×"
         row = [variant.transport, variant.name, f"{p50:.0f}", f"{min(variant.samples):.0f}"]
-        lines.append("| " + " | ".join([*row, f"{max(variant.samples):.0f}", ratio, str(len(variant.samples))]) + " |")
+        row += [f"{max(variant.samples):.0f}", ratio, f"{cpu:.0f}", cpu_ratio, str(len(variant.samples))]
+        lines.append("| " + " | ".join(row) + " |")
     command = " ".join([".venv/bin/python bench/startup.py", *sys.argv[1:]])
     return f"""Run {datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}: `{command}`. {os.cpu_count()} CPUs, load \
 average (1/5/15 min) {load_before} before and {load()} after; {platform.python_implementation()} \
 {platform.python_version()}; log level {args.log_level}; one warm-up start per variant, then {args.rounds} \
 interleaved rounds; wall time {wall:.0f} s.
 
-Cold start, spawn to the first `tools/list` answer (SDK client, ms):
+Cold start, spawn to the first `tools/list` answer (SDK client, ms), and the server process's CPU (user + system,
+from spawn to exit: less sensitive to the rest of the machine):
 
 {chr(10).join(lines)}"""
 

@@ -18,6 +18,7 @@ from mcp_types import (
     InitializeResult,
 )
 
+from mcp_asrama.server.stdio_pipes import MAX_LINE
 from tests.e2e.conftest import EXECUTABLE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -78,6 +79,9 @@ def test_stdio_answers_malformed_lines_and_keeps_serving(server_env: dict[str, s
     with raw_session(server_env) as process:
         assert exchange(process, "this is not json")["error"]["code"] == -32700
         assert exchange(process, '{"jsonrpc": "2.0", "id": null, "method": "tools/list"}')["error"]["code"] == -32600
+        # A line over the transport's bound (stdio_pipes.MAX_LINE) is one parse error; the next line is read as usual.
+        overlong = '{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"x": "' + "a" * MAX_LINE + '"}}'
+        assert exchange(process, overlong)["error"]["code"] == -32700
         init = {
             "jsonrpc": "2.0",
             "id": 1,

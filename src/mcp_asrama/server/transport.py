@@ -6,7 +6,6 @@ import time
 
 import anyio
 import httpx2
-from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification
@@ -22,6 +21,7 @@ from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.guard import ratelimit
 from mcp_asrama.server.routing_headers import RoutingHeaderCheck
 from mcp_asrama.server.settings import ServerSettings
+from mcp_asrama.server.stdio_pipes import loop_stdio
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ async def serve_stdio(server: AsramaServer) -> None:
     and its low-level server answers them (the low-level server is reached through a private attribute).
     """
     lowlevel = server._lowlevel_server
-    async with stdio_server() as (read_stream, write_stream):
+    async with loop_stdio() as (read_stream, write_stream):
         relay_send, relay_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
         async def relay() -> None:

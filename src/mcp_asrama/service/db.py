@@ -7,11 +7,13 @@ Both make `nama` substring search independent of the number of students.
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.engine.default import DefaultDialect
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import QueuePool
 
 from mcp_asrama.private_files import create_private, open_to_others
 from mcp_asrama.service.crud import perubahan
@@ -21,11 +23,13 @@ log = logging.getLogger(__name__)
 
 NAME_INDEX = "anak_nama_fts"  # SQLite's FTS5 table of names (created by the baseline revision)
 SQLITE_BUSY_TIMEOUT_MS = 5000  # how long a SQLite connection waits for another one's write lock
-# Memory (issue 13): each pooled connection (up to 15 under load) keeps only a small private page cache and reads
-# through a memory map of the file: those pages live once in the OS page cache, shared by all connections and
-# dropped by the OS under pressure (VmRSS counts them once per connection's mapping, as RssFile: bench/memory.py).
+# Memory (issue 13): each connection keeps only a small private page cache and reads through a memory map of the
+# file: those pages live once in the OS page cache, shared by all connections and dropped by the OS under pressure
+# (VmRSS counts them once per connection's mapping, as RssFile: bench/memory.py). Two connections stay open; up to
+# 13 more (SQLAlchemy's default of 15 in all) open for a burst and close after it, their caches and maps with them.
 SQLITE_CACHE_KIB = 2048
 SQLITE_MMAP_BYTES = 1 << 30
+SQLITE_POOL_SIZE, SQLITE_OVERFLOW = 2, 13
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -61,7 +65,11 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
             _private_sqlite_file(Path(parsed.database).expanduser())
-        engine = create_engine(url, connect_args={"check_same_thread": False})
+        # A database in memory keeps SQLAlchemy's pool for it (one connection per thread, no overflow).
+        dialect = cast(type[DefaultDialect], parsed.get_dialect())
+        queued = issubclass(dialect.get_pool_class(parsed), QueuePool)
+        pool = {"pool_size": SQLITE_POOL_SIZE, "max_overflow": SQLITE_OVERFLOW} if queued else {}
+        engine = create_engine(url, connect_args={"check_same_thread": False}, **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)

@@ -1,8 +1,8 @@
 """Progress over Streamable HTTP: a real `mcp-asrama serve --transport http` process, in both protocol eras.
 
 The server answers in SSE mode, so a request's `notifications/progress` travel ahead of its result; a request
-without a progress token gets its result alone. The server's operator scope is two rooms, so a range rekap is one
-request per room: two steps.
+without a progress token gets its result alone. The server's operator scope is a room and a class, so a range
+rekap is one request per side of the scope: two steps.
 """
 
 from typing import Any
@@ -21,8 +21,8 @@ RANGE = {"dari": "2026-10-01", "sampai": "2026-10-31"}
 
 @pytest.fixture
 def server_env(server_env: dict[str, str]) -> dict[str, str]:
-    """The e2e server's environment, its operator narrowed to the tutorial's two rooms."""
-    return {**server_env, "ASRAMA_STDIO_SCOPE": "kamar:Al-Fatih 1,kamar:Aisyah 2"}
+    """The e2e server's environment, its operator narrowed to one of the tutorial's rooms and one class."""
+    return {**server_env, "ASRAMA_STDIO_SCOPE": "kamar:Al-Fatih 1,kelas:7A"}
 
 
 def call(era: str, token: str | None) -> tuple[dict[str, Any], dict[str, str]]:

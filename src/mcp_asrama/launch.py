@@ -1,21 +1,25 @@
-"""Starting the product's processes: the data service alone, or the demo (service + MCP server over HTTP)."""
+"""Starting the product's processes: the data service alone, or the demo (service + MCP server over HTTP).
+
+The MCP server's modules (the SDK, rate limits, auth) are imported only by the demo: the data service alone does
+not carry them (about 30 MiB of its memory, bench/memory.py).
+"""
 
 import sys
 from datetime import date
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
 from mcp_asrama import serving
 from mcp_asrama.config import TOKEN_FILE, ServiceSettings, data_dir
 from mcp_asrama.invocation import shown
-from mcp_asrama.server.app import build_server
-from mcp_asrama.server.run import check_bind, http_server
-from mcp_asrama.server.settings import ServerSettings
-from mcp_asrama.server.transport import MCP_PATH
 from mcp_asrama.service.app import create_app
 from mcp_asrama.service.db import describe
 from mcp_asrama.service.demo import seed_demo
 from mcp_asrama.stack import Stack
+
+if TYPE_CHECKING:
+    from mcp_asrama.server.settings import ServerSettings
 
 
 def _note(text: str) -> None:
@@ -58,6 +62,8 @@ def run_service(settings: ServiceSettings, demo: bool) -> None:
 
 def connect_help(service_url: str, mcp_url: str) -> str:
     """How to reach the demo: every command as it is typed from here (`mcp-asrama` may not be on PATH)."""
+    from mcp_asrama.server.transport import MCP_PATH
+
     command = shown()
     inspector = f'make inspector ARGS="--cli {mcp_url} --transport http'
     health = mcp_url.removesuffix(MCP_PATH) + "/healthz"
@@ -80,8 +86,12 @@ Press Ctrl+C to stop.
 """
 
 
-def run_demo(service: ServiceSettings, server: ServerSettings) -> None:
+def run_demo(service: ServiceSettings, server: "ServerSettings") -> None:
     """The data service with demo data and the MCP server over HTTP, in one process, until interrupted."""
+    from mcp_asrama.server.app import build_server
+    from mcp_asrama.server.run import check_bind, http_server
+    from mcp_asrama.server.transport import MCP_PATH
+
     check_bind(server)
     stack = Stack()
     app = prepare_service(service, demo=True)

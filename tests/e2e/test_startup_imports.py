@@ -65,3 +65,11 @@ def test_the_package_reads_no_metadata_for_its_version() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     version, loaded = done.stdout.split()
     assert version.count(".") == 2 and loaded == "False"
+
+
+def test_the_data_service_alone_loads_none_of_the_mcp_server() -> None:
+    # What `mcp-asrama service` imports before it serves (the demo adds the MCP server inside run_demo).
+    script = "import sys, mcp_asrama.cli, mcp_asrama.launch; print('\\n'.join(sorted(sys.modules)))"
+    loaded = modules_of(script)
+    assert "mcp_asrama.launch" in loaded and "mcp_asrama.service.app" in loaded
+    assert not {m for m in loaded if m.startswith(("mcp.server", "mcp_asrama.server", "limits", "jwt"))}

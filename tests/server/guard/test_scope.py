@@ -6,9 +6,9 @@ Tutorial data: A001 Ahmad Fauzi (7A, Al-Fatih 1), A002 Budi Santoso (8B, Al-Fati
 
 import json
 import logging
-from urllib.parse import unquote_plus
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import unquote_plus
 
 import pytest
 from fastapi import FastAPI

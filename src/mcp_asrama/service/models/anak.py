@@ -40,6 +40,7 @@ class Anak(Base):
 
     __table_args__ = (
         Index("ix_anak_nama_id", "nama", "id"),
-        Index("ix_anak_kelas_ci", func.lower(kelas)),
-        Index("ix_anak_kamar_ci", func.lower(kamar)),
+        # A class's or a room's students in name order (revision 0004).
+        Index("ix_anak_kelas_nama", func.lower(kelas), "nama", "id"),
+        Index("ix_anak_kamar_nama", func.lower(kamar), "nama", "id"),
     )

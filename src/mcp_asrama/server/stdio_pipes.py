@@ -50,8 +50,10 @@ class _Lines:
 
     async def __anext__(self) -> str:
         try:
-            line = await self._reader.readline()
-        except ValueError:  # over the limit: the reader kept the bytes; drop them through the newline
+            line = await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # the end of the stream: what is left, if anything
+            line = exc.partial
+        except asyncio.LimitOverrunError:  # over the limit: nothing read yet; drop the line through its newline
             await self._skip_line()
             return OVERLONG
         if not line:
@@ -63,7 +65,7 @@ class _Lines:
             try:
                 await self._reader.readuntil(b"\n")
                 return
-            except asyncio.LimitOverrunError as exc:
+            except asyncio.LimitOverrunError as exc:  # `consumed` bytes hold no newline (or end just before it)
                 await self._reader.readexactly(exc.consumed)
             except asyncio.IncompleteReadError:
                 return  # the stream ended inside the line

@@ -393,11 +393,13 @@ async def test_ids_become_visible_in_commit_order_under_concurrent_writers(tutor
     engine = make_engine(tutorial_db)
     sessions = make_sessionmaker(engine)
     a_has_id = threading.Event()
-    committed: list[str] = []
+    lingered: list[float] = []  # when A's linger ended: its commit follows
+    committed: dict[str, float] = {}  # when each writer's commit returned
 
     def linger(_session: Session) -> None:
         a_has_id.set()
         time.sleep(0.6)
+        lingered.append(time.monotonic())
 
     def writer(name: str, slow: bool) -> None:
         with sessions() as session:
@@ -406,7 +408,7 @@ async def test_ids_become_visible_in_commit_order_under_concurrent_writers(tutor
             if slow:
                 event.listen(session, "before_commit", linger)
             session.commit()
-            committed.append(name)
+            committed[name] = time.monotonic()
 
     seen: list[list[int]] = []
     a = threading.Thread(target=writer, args=("Al-Fatih 1", True))
@@ -425,7 +427,9 @@ async def test_ids_become_visible_in_commit_order_under_concurrent_writers(tutor
             final = conn.execute(select(Perubahan.id, Perubahan.kamar).order_by(Perubahan.id)).all()
     finally:
         engine.dispose()
-    assert committed == ["Al-Fatih 1", "Aisyah 2"]
+    # B's commit waited for A's (the threads' own bookkeeping after their commits may run in either order)
+    assert set(committed) == {"Al-Fatih 1", "Aisyah 2"}
+    assert committed["Aisyah 2"] > lingered[0]
     assert [tuple(r) for r in final] == [(1, "Al-Fatih 1"), (2, "Aisyah 2")]
     assert {tuple(s) for s in seen} <= {(), (1,), (1, 2)}
 

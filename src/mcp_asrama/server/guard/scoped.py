@@ -17,12 +17,11 @@ never listed. Every read that walks units or pages, and every range rekap, repor
 progress.
 """
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, TypeVar
 
-import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -40,6 +39,7 @@ from mcp_asrama.client.models import (
 )
 from mcp_asrama.server.core import state_of
 from mcp_asrama.server.guard.access import Akses, fold
+from mcp_asrama.server.guard.scope_units import Unit, as_filter, gather, overlap
 from mcp_asrama.server.progress import Kemajuan, pages_left
 
 # Gathering every match of a filter (the fallback, or a day's students listed through `/anak`) stops here.
@@ -49,61 +49,7 @@ IZIN_PAGE = 500  # the service's largest page of izin
 STATUSES = ("hadir", "izin", "sakit", "alpa")
 TOO_MANY = "Terlalu banyak anak yang cocok untuk didaftar; persempit dengan nama, kelas atau kamar."
 
-Unit = tuple[Values, Values]  # (kelas, kamar) filters of one upstream request: each one value, several, or none
 T = TypeVar("T")
-
-
-async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
-    """Run `calls` concurrently; their results in order. The first failure is raised as itself (not as a group)
-    and cancels the others."""
-    if len(calls) == 1:
-        return [await calls[0]()]
-    results: list[Any] = [None] * len(calls)
-
-    async def run(index: int) -> None:
-        results[index] = await calls[index]()
-
-    try:
-        async with anyio.create_task_group() as group:
-            for index in range(len(calls)):
-                group.start_soon(run, index)
-    except BaseExceptionGroup as failures:
-        raise _first(failures) from None
-    return results
-
-
-def _first(failures: BaseExceptionGroup[Any]) -> BaseException:
-    first = failures.exceptions[0]
-    return _first(first) if isinstance(first, BaseExceptionGroup) else first
-
-
-def _values(value: Values) -> list[str | None]:
-    """The values of one filter: [None] for none."""
-    if value is None:
-        return [None]
-    return [value] if isinstance(value, str) else list(value)
-
-
-def _filter(values: Sequence[str]) -> Values:
-    """Values as one filter: a single one as itself."""
-    return values[0] if len(values) == 1 else tuple(values)
-
-
-def _meet(first: Values, second: Values) -> Values | bool:
-    """Both filters at once: the values of `first` that `second` allows, None for no filter, False for nothing."""
-    if first is None or second is None:
-        return second if first is None else first
-    allowed = {fold(v) for v in _values(second) if v is not None}
-    kept = [v for v in _values(first) if v is not None and fold(v) in allowed]
-    return _filter(kept) if kept else False
-
-
-def _overlap(room: Unit, klass: Unit) -> Unit | None:
-    """The students both units cover, as one unit; None when no student can be in both."""
-    kelas, kamar = _meet(room[0], klass[0]), _meet(room[1], klass[1])
-    if kelas is False or kamar is False:
-        return None
-    return (kelas, kamar)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -136,7 +82,7 @@ class Terbatas:
         classes = [klass for klass in sorted(self.akses.kelas) if kelas is None or fold(kelas) == fold(klass)]
         if single or self.client.filter_ganda is False:
             return [(kelas, room) for room in rooms], [(klass, kamar) for klass in classes]
-        return ([(kelas, _filter(rooms))] if rooms else []), ([(_filter(classes), kamar)] if classes else [])
+        return ([(kelas, as_filter(rooms))] if rooms else []), ([(as_filter(classes), kamar)] if classes else [])
 
     def units(self, kelas: str | None, kamar: str | None, *, single: bool = False) -> list[Unit]:
         """Upstream filters that together cover exactly the visible part of (kelas, kamar)."""
@@ -225,7 +171,7 @@ class Terbatas:
             if self._all_visible(page.data):
                 return page.total, page.data
         elif units:
-            overlaps = [o for room in rooms for klass in classes if (o := _overlap(room, klass)) is not None]
+            overlaps = [o for room in rooms for klass in classes if (o := overlap(room, klass)) is not None]
             self.kemajuan.expect(len(units) + len(overlaps))
             heads = [self._head(nama, u, status, offset + limit) for u in units]
             counted = [self._head(nama, u, status, 1) for u in overlaps]  # only their totals count

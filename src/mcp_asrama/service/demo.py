@@ -20,6 +20,7 @@ from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import izin as crud_izin
 from mcp_asrama.service.crud import pelanggaran as crud_pelanggaran
 from mcp_asrama.service.crud import perubahan
+from mcp_asrama.service.db import refresh_statistics
 from mcp_asrama.service.models import Absensi, Anak, Hafalan, Kamar, KunjunganKlinik, Pelanggaran
 
 KELAS = [f"{tingkat}{rombel}" for tingkat in range(7, 13) for rombel in "ABC"]
@@ -176,8 +177,8 @@ def generate(today: date, *, students: int = 300, days: int = 60, seed: int = DE
 
 
 def insert_school(session: Session, school: DemoSchool, chunk: int = 10_000) -> int:
-    """Insert a generated school in one transaction (with the default kinds of violation, when there are none);
-    returns the number of attendance rows."""
+    """Insert a generated school in one transaction (with the default kinds of violation, when there are none),
+    then refresh the planner's statistics; returns the number of attendance rows."""
     session.execute(insert(Kamar), school.kamar)
     session.execute(insert(Anak), school.anak)
     count = _insert_all(session, Absensi, school.absensi(), chunk)
@@ -189,6 +190,7 @@ def insert_school(session: Session, school: DemoSchool, chunk: int = 10_000) -> 
     for jenis in perubahan.JENIS:  # every kind, any record of it: one change-feed event each
         perubahan.catat(session, jenis)
     session.commit()
+    refresh_statistics(session)
     return count
 
 

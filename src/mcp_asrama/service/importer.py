@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from mcp_asrama.service import import_pesantren as pesantren
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import perubahan
+from mcp_asrama.service.db import refresh_statistics
 from mcp_asrama.service.models import Anak, Kamar
 from mcp_asrama.service.schemas.anak import AnakIn
 from mcp_asrama.service.schemas.kamar import KamarIn
@@ -293,6 +294,11 @@ def _missing_rooms(rows: list[dict[str, Any]], room_exists: Callable[[str], bool
     return rooms
 
 
+def _refresh_statistics(sessions: sessionmaker[Session]) -> None:
+    with sessions() as session:
+        refresh_statistics(session)
+
+
 def import_file(
     sessions: sessionmaker[Session],
     kind: Kind,
@@ -304,13 +310,15 @@ def import_file(
     """Validate the whole file (a student's room against the database; each row told to `progress`), then write
     every row in one transaction; with `create_rooms`, a room that students name and that is not stored is created
     instead of refused. The change feed gets one event of the kind for the whole file (any of them may have
-    changed), and for students also one of `kamar` when rooms were created or the file places students."""
+    changed), and for students also one of `kamar` when rooms were created or the file places students. The
+    planner's statistics are refreshed after the commit."""
     _, table, key = _TARGETS[kind]
     content = read_table(path)
     if kind in pesantren.TARGETS:
         with sessions() as session, session.begin():
             _, rows = validate_rows(kind, content, check=pesantren.checker(session, kind), progress=progress)
             added, updated = pesantren.write(session, kind, rows)
+        _refresh_statistics(sessions)
         return ImportReport(added=added, updated=updated)
     assert key is not None
     with sessions() as session, session.begin():
@@ -326,6 +334,7 @@ def import_file(
         perubahan.catat(session, "anak" if kind == "anak" else "kamar")
         if kind == "anak" and (rooms or "kamar" in rows[0]):  # rooms created, or their occupancy may have changed
             perubahan.catat(session, "kamar")
+    _refresh_statistics(sessions)
     return ImportReport(
         added=len(rows) - len(existing), updated=len(existing), rooms_created=tuple(r["nama"] for r in rooms)
     )

@@ -9,12 +9,14 @@ import csv
 import io
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 
 TOTAL_AYAT = 6236
+SURAHS = 114
+LONGEST_SURAH = 286  # ayat of Al-Baqarah
 
 # Where each juz starts, as (surah, ayat), following the Madani mushaf (as Tanzil and quran.com do).
 # Sub-continent mushafs differ by one ayat at juz 4 (3:92), 7 (5:83) and 11 (9:94), among others.
@@ -136,6 +138,11 @@ def juz_span(nomor: int, ayat_mulai: int, ayat_selesai: int) -> list[int]:
     return list(range(juz_of(nomor, ayat_mulai), juz_of(nomor, ayat_selesai) + 1))
 
 
+@cache
+def _juz_sizes() -> tuple[int, ...]:
+    return tuple(ayat_in_juz(juz) for juz in range(1, len(JUZ_STARTS) + 1))
+
+
 def ayat_in_juz(juz: int) -> int:
     """How many ayat juz `juz` (1-30) holds."""
     if not 1 <= juz <= len(JUZ_STARTS):
@@ -144,23 +151,62 @@ def ayat_in_juz(juz: int) -> int:
     return starts[juz] - starts[juz - 1]
 
 
-def _indices(ranges: Iterable[Range]) -> set[int]:
-    out: set[int] = set()
-    for nomor, mulai, selesai in ranges:
-        validate_range(nomor, mulai, selesai)
-        first = _offsets()[nomor - 1]
-        out.update(range(first + mulai, first + selesai + 1))
+Interval = tuple[int, int]  # global indexes of the first and the last ayat, both included
+
+
+@cache
+def _bounds() -> tuple[tuple[int, int], ...]:
+    """(ayat before it, its ayat) per surah number; index 0 is no surah."""
+    return ((0, 0), *((_offsets()[s.nomor - 1], s.jumlah_ayat) for s in surahs()))
+
+
+def interval(nomor: int, ayat_mulai: int, ayat_selesai: int) -> Interval:
+    """The range as global indexes (`global_index` of both ends); ValueError when it is not within the surah."""
+    if 1 <= nomor <= SURAHS and 1 <= ayat_mulai <= ayat_selesai:
+        before, length = _bounds()[nomor]
+        if ayat_selesai <= length:
+            return before + ayat_mulai, before + ayat_selesai
+    validate_range(nomor, ayat_mulai, ayat_selesai)  # raises, saying why
+    raise AssertionError("unreachable")
+
+
+def merge(intervals: Iterable[Interval]) -> list[Interval]:
+    """Disjoint intervals, in order, covering exactly the ayat of `intervals` (overlapping or adjacent ones joined)."""
+    out: list[Interval] = []
+    for first, last in sorted(intervals):
+        if out and first <= out[-1][1] + 1:
+            if last > out[-1][1]:
+                out[-1] = (out[-1][0], last)
+        else:
+            out.append((first, last))
     return out
+
+
+def count_ayat(merged: Iterable[Interval]) -> int:
+    """How many ayat disjoint intervals (`merge`'s) cover."""
+    return sum(last - first + 1 for first, last in merged)
+
+
+def count_juz(merged: Sequence[Interval]) -> float:
+    """Juz that disjoint intervals (`merge`'s) cover, as `juz_memorised` counts them."""
+    starts = _juz_starts()
+    covered = [0] * len(JUZ_STARTS)
+    if not merged:
+        return 0.0  # what the sum of thirty zeros gives
+    for first, last in merged:
+        juz = bisect_right(starts, first) - 1  # 0-based: the juz of the interval's first ayat
+        while first <= last:
+            end = min(last, starts[juz + 1] - 1 if juz + 1 < len(starts) else TOTAL_AYAT)
+            covered[juz] += end - first + 1
+            first, juz = end + 1, juz + 1
+    return sum(n / size for n, size in zip(covered, _juz_sizes(), strict=True))
 
 
 def ayat_count(ranges: Iterable[Range]) -> int:
     """How many distinct ayat the (surah, ayat_mulai, ayat_selesai) ranges cover; overlaps count once."""
-    return len(_indices(ranges))
+    return count_ayat(merge(interval(*r) for r in ranges))
 
 
 def juz_memorised(ranges: Iterable[Range]) -> float:
     """Juz memorised, as the sum over juz of (distinct ayat covered in it / ayat in it): all of juz 30 is 1.0."""
-    covered = [0] * len(JUZ_STARTS)
-    for index in _indices(ranges):
-        covered[bisect_right(_juz_starts(), index) - 1] += 1
-    return sum(n / ayat_in_juz(juz) for juz, n in enumerate(covered, start=1))
+    return count_juz(merge(interval(*r) for r in ranges))

@@ -2,11 +2,10 @@
 memorised by ziyadah, the last deposit, the recent pace), counted with `mcp_asrama.quran`."""
 
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, Integer, String, and_, case, cast, func, literal, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
@@ -86,45 +85,86 @@ def search(
 
 @dataclass
 class Progres:
-    anak: Anak
+    id_anak: str
+    nama: str
+    kelas: str
+    kamar: str | None
     ayat: int
     juz: float
     setoran_terakhir: date | None
     ayat_per_pekan: float
 
 
+# Each ziyadah range travels from the database as one integer, first * SPAN + last (global ayat indexes, see
+# `quran.interval`), each student's joined by commas: the database finds the indexes in two strings of fixed-width
+# numbers (ayat before each surah, ayat in it), so Python only merges sorted integers.
+SPAN = 8192  # > quran.TOTAL_AYAT
+_BEFORE = "".join(f"{quran.interval(s.nomor, 1, 1)[0] - 1:04d}" for s in quran.surahs())
+_LENGTH = "".join(f"{s.jumlah_ayat:03d}" for s in quran.surahs())
+
+
+def _of_surah(table: str, width: int) -> ColumnElement[int]:
+    return cast(func.substr(literal(table), (Hafalan.surah - 1) * width + 1, width), Integer)
+
+
+def _packed_ranges(condition: ColumnElement[bool]) -> ColumnElement[str]:
+    """The student's ranges meeting `condition` that lie within their surah, packed; NULL when none."""
+    before = _of_surah(_BEFORE, 4)
+    packed = cast((before + Hafalan.ayat_mulai) * SPAN + before + Hafalan.ayat_selesai, String)
+    # Nested, so the surah's length is looked up only for a surah number that exists (PostgreSQL refuses '').
+    within = case((Hafalan.ayat_selesai <= _of_surah(_LENGTH, 3), packed))
+    return func.aggregate_strings(case((condition, within)), ",")
+
+
+def _merged(packed: str | None) -> list[quran.Interval]:
+    if not packed:
+        return []
+    return quran.merge([divmod(number, SPAN) for number in sorted(map(int, packed.split(",")))])
+
+
 def progres(
     session: Session, *, id_anak: str | None, kelas: FilterValues, kamar: FilterValues, today: date
 ) -> list[Progres]:
-    """Every student of the filter with their progress, most ayat first (then by name)."""
+    """Every student of the filter with their progress, most ayat first (then by name).
+
+    The database gives each student's ziyadah ranges (all, and those of the last 28 days) and last deposit in one
+    row; the ranges are counted as merged intervals (`quran.merge`), not ayat by ayat."""
     filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
-    students: Sequence[Anak] = session.scalars(select(Anak).where(*filters).order_by(Anak.nama, Anak.id)).all()
-    ranges: dict[str, list[quran.Range]] = {}
-    recent: dict[str, list[quran.Range]] = {}
-    last: dict[str, date] = {}
+    students = session.execute(
+        select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar).where(*filters).order_by(Anak.nama, Anak.id)
+    ).all()
     window = today - timedelta(days=PACE_DAYS - 1)
-    rows = session.execute(
-        select(Hafalan.id_anak, Hafalan.tanggal, Hafalan.jenis, Hafalan.surah, Hafalan.ayat_mulai, Hafalan.ayat_selesai)
-        .join(Anak, Anak.id == Hafalan.id_anak)
-        .where(*filters)
+    ziyadah = and_(
+        Hafalan.jenis == "ziyadah",
+        Hafalan.surah.between(1, quran.SURAHS),
+        Hafalan.ayat_mulai >= 1,
+        Hafalan.ayat_mulai <= Hafalan.ayat_selesai,
+        Hafalan.ayat_selesai <= quran.LONGEST_SURAH,
     )
-    for id_, tanggal, jenis, surah, mulai, selesai in rows:
-        # A range another tool stored outside its surah is not counted (never a 500).
-        if jenis == "ziyadah" and check_range(surah, mulai, selesai) is None:
-            ranges.setdefault(id_, []).append((surah, mulai, selesai))
-            if window <= tanggal <= today:
-                recent.setdefault(id_, []).append((surah, mulai, selesai))
-        if id_ not in last or tanggal > last[id_]:
-            last[id_] = tanggal
-    out = [
-        Progres(
-            anak=a,
-            ayat=quran.ayat_count(ranges.get(a.id, [])),
-            juz=round(quran.juz_memorised(ranges.get(a.id, [])), 2),
-            setoran_terakhir=last.get(a.id),
-            ayat_per_pekan=round(quran.ayat_count(recent.get(a.id, [])) / (PACE_DAYS / 7), 1),
+    recent = and_(ziyadah, Hafalan.tanggal >= window, Hafalan.tanggal <= today)
+    query = (
+        select(Hafalan.id_anak, _packed_ranges(ziyadah), _packed_ranges(recent), func.max(Hafalan.tanggal))
+        .select_from(Hafalan)
+        .group_by(Hafalan.id_anak)
+    )
+    if filters:
+        query = query.join(Anak, Anak.id == Hafalan.id_anak).where(*filters)
+    deposits = {row[0]: row[1:] for row in session.execute(query)}
+    out = []
+    for id_, nama, kelas_, kamar_ in students:
+        ever, lately, last = deposits.get(id_, (None, None, None))
+        merged = _merged(ever)
+        out.append(
+            Progres(
+                id_anak=id_,
+                nama=nama,
+                kelas=kelas_,
+                kamar=kamar_,
+                ayat=quran.count_ayat(merged),
+                juz=round(quran.count_juz(merged), 2),
+                setoran_terakhir=last,
+                ayat_per_pekan=round(quran.count_ayat(_merged(lately)) / (PACE_DAYS / 7), 1),
+            )
         )
-        for a in students
-    ]
     out.sort(key=lambda p: -p.ayat)  # stable: students with as many ayat stay by name
     return out

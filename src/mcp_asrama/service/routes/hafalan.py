@@ -136,19 +136,7 @@ def progres_hafalan(
     rows = crud.progres(session, id_anak=id_anak, kelas=kelas, kamar=kamar, today=date.today())
     if id_anak and not rows and crud_anak.get_anak(session, id_anak) is None:
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
-    data = [
-        ProgresAnak(
-            id_anak=p.anak.id,
-            nama=p.anak.nama,
-            kelas=p.anak.kelas,
-            kamar=p.anak.kamar,
-            ayat=p.ayat,
-            juz=p.juz,
-            setoran_terakhir=p.setoran_terakhir,
-            ayat_per_pekan=p.ayat_per_pekan,
-        )
-        for p in rows
-    ]
+    data = [ProgresAnak.model_validate(p, from_attributes=True) for p in rows]
     n = len(data)
     rata = RataRataHafalan(
         ayat=round(sum(p.ayat for p in data) / n, 1) if n else 0.0,

@@ -10,8 +10,9 @@ A script, not a test (pytest never collects it). In one run, on this machine:
      arguments, over one keep-alive `httpx2.AsyncClient`; the body is read and parsed as JSON;
    - `MCP stdio`: `tools/call` to `mcp-asrama serve` (a subprocess, as a host runs it), one server process per
      protocol era (2026-07-28, and `initialize` as 2025 hosts open);
-   - `MCP HTTP`: `tools/call` to `mcp-asrama serve --transport http` (stateless Streamable HTTP, SSE responses,
-     a process on 127.0.0.1), in both eras;
+   - `MCP HTTP`: `tools/call` to `mcp-asrama serve --transport http` (stateless Streamable HTTP, a process on
+     127.0.0.1), in both eras: without a progress token (one JSON body) and, shown beside, not judged, with one
+     (an SSE stream: the progress report, then the result);
    an MCP call is the SDK client's `session.send_request(CallToolRequest, CallToolResult)`: the request framed
    and sent, the result received and parsed into its pydantic model. Shown beside them, not held to the target:
    the SDK's `Client.call_tool` (which also checks `structuredContent` against the tool's `outputSchema` in the
@@ -211,14 +212,22 @@ def _answer(name: str, query: Query, result: CallToolResult) -> dict[str, Any]:
     return {"structured": result.structured_content, "text": _text(result)}
 
 
-def mcp_route(name: str, client: Client) -> Route:
-    """`tools/call` as a round trip on the wire: the request framed and sent, the result received and parsed."""
+async def _ignore_progress(progress: float, total: float | None, message: str | None) -> None:
+    """The streamed route's progress callback: the reports are heard (framed, parsed) and dropped."""
+
+
+def mcp_route(name: str, client: Client, *, progress: bool = False) -> Route:
+    """`tools/call` as a round trip on the wire: the request framed and sent, the result received and parsed.
+    `progress`: the call asks for progress (a progress token), which over HTTP makes the answer an SSE stream."""
+    listener = _ignore_progress if progress else None
 
     async def call(query: Query) -> dict[str, Any]:
         request = CallToolRequest(params=CallToolRequestParams(name="cari_anak", arguments=query.arguments))
-        return _answer(name, query, await client.session.send_request(request, CallToolResult))
+        return _answer(
+            name, query, await client.session.send_request(request, CallToolResult, progress_callback=listener)
+        )
 
-    return Route(name, call)
+    return Route(name, call, judged=not progress)
 
 
 def sdk_client_route(name: str, client: Client) -> Route:
@@ -312,6 +321,10 @@ async def routes(
                 direct_route(http),
                 *(mcp_route(f"MCP stdio ({label})", stdio[era]) for era, label in ERAS),
                 *(mcp_route(f"MCP HTTP ({label})", over_http[era]) for era, label in ERAS),
+                *(
+                    mcp_route(f"MCP HTTP ({label}), asking for progress: an SSE stream", over_http[era], progress=True)
+                    for era, label in ERAS
+                ),
                 sdk_client_route(f"MCP stdio ({label}), SDK `Client.call_tool`", stdio[modern]),
                 argument_error_route(f"MCP stdio ({label}), argument error: no service call", stdio[modern]),
                 argument_error_route(f"MCP HTTP ({label}), argument error: no service call", over_http[modern]),

@@ -1,8 +1,8 @@
 """The JSON-RPC messages of an MCP HTTP response, whether the server answered with one JSON body or an SSE stream.
 
-The MCP server answers `/mcp` in SSE mode: the SDK streams `text/event-stream` (progress notifications first, the
-response last) on the handshake path, and on the 2026-07-28 path whenever the handler sent a notification; errors
-decided before any handler ran (and our own layers' refusals: 400, 403, 413, 421, 429) stay `application/json`.
+The MCP server answers a request that asks for progress (or listens) with `text/event-stream` (progress
+notifications first, the response last; on the 2026-07-28 path only once the handler sent one) and every other
+request, errors and our own layers' refusals (400, 403, 413, 421, 429) with `application/json`.
 """
 
 from typing import Any

@@ -1,7 +1,7 @@
 """Progress over Streamable HTTP: a real `mcp-asrama serve --transport http` process, in both protocol eras.
 
-The server answers in SSE mode, so a request's `notifications/progress` travel ahead of its result; a request
-without a progress token gets its result alone. The server's operator scope is a room and a class, so a range
+A request with a progress token is answered with an SSE stream, its `notifications/progress` ahead of its result;
+one without gets its result alone, as one JSON body. The server's operator scope is a room and a class, so a range
 rekap is one request per side of the scope: two steps.
 """
 
@@ -61,5 +61,7 @@ def test_progress_travels_in_the_stream_ahead_of_the_result_only_when_asked(mcp_
     assert result["id"] == 1 and result["result"]["isError"] is False
 
     body, headers = call(era, None)
-    silent = messages(httpx2.post(mcp_url, json=body, headers=headers, timeout=15))
+    unasked = httpx2.post(mcp_url, json=body, headers=headers, timeout=15)
+    assert unasked.headers["content-type"].startswith("application/json")  # no stream to pay for
+    silent = messages(unasked)
     assert len(silent) == 1 and silent[0]["result"]["structuredContent"] == result["result"]["structuredContent"]

@@ -19,6 +19,7 @@ from mcp_asrama.config import is_loopback
 from mcp_asrama.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
 from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.guard import ratelimit
+from mcp_asrama.server.response_mode import ResponseMode
 from mcp_asrama.server.routing_headers import RoutingHeaderCheck
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.stdio_pipes import loop_stdio
@@ -163,21 +164,26 @@ def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
     """The stateless Streamable HTTP app at /mcp behind the Host/Origin gate (health checks answer any Host), the
     health routes and body limit, the routing-header check, then the rate limiter.
 
-    Responses are SSE streams, so that a request's progress notifications travel ahead of its result (the SDK
-    drops them in JSON mode); errors the SDK or our layers decide before a handler runs stay JSON.
+    A request that asks for progress (or listens) is answered with an SSE stream, so that its notifications travel
+    ahead of its result (the SDK drops them in JSON mode); every other request with one JSON body
+    (`response_mode`).
 
     With ASRAMA_AUTH=jwt the SDK requires a valid bearer token on /mcp (401 with `WWW-Authenticate` naming the
     Protected Resource Metadata, 403 `insufficient_scope`) and serves that metadata at the RFC 9728 path.
     """
-    mcp = server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        stateless_http=True,
-        json_response=False,
-        # The gate checks Host and Origin on every path and bind; the SDK would only on loopback, only on /mcp.
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        max_request_body_size=settings.max_body_bytes,
-        host=settings.mcp_host,
+    streamed, plain = (
+        server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            stateless_http=True,
+            json_response=json_response,
+            # The gate checks Host and Origin on every path and bind; the SDK would only on loopback, only on /mcp.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=settings.max_body_bytes,
+            host=settings.mcp_host,
+        )
+        for json_response in (False, True)
     )
+    mcp = ResponseMode(streamed, plain)
     # The gate first: a request it refuses (foreign Origin, wrong Host, oversize) never costs anyone's rate.
     limited = ratelimit.wrap_http(mcp, server.limiter, server.verifier) if ratelimit.applies(settings) else mcp
     checked = RoutingHeaderCheck(limited, settings.max_body_bytes)

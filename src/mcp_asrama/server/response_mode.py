@@ -1,0 +1,54 @@
+"""JSON or an SSE stream, chosen per request: the SDK fixes one response mode for a whole Streamable HTTP app.
+
+A stream is what a request needs when something travels ahead of its result: progress notifications, which the
+SDK sends only for a request carrying `_meta.progressToken` (and drops in JSON mode), and the notifications of
+`subscriptions/listen`. Every other request gets one JSON body. SSE mode costs the server about 0.6 ms of CPU per
+request on the 2026-07-28 path and more on the handshake path (its response stream and tasks; measured in
+docs/benchmarks.md, "HTTP stack"), so an ordinary call should not pay it. The SDK has no per-request hook, so two of
+its apps stand behind one route: `ResponseMode` runs both apps' lifespans (their session managers) and hands each
+POST to one of them, by the body `routing_headers.RoutingHeaderCheck` has already read.
+
+What JSON mode gives up: the SDK's 2026-07-28 SSE path cancels a handler whose client went away; in JSON mode the
+handler runs to its end, bounded by the upstream timeouts. A client that wants long reads cut short asks for
+progress.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.types import Receive, Scope, Send
+
+from mcp_asrama.server.routing_headers import MESSAGE
+
+STREAMED_METHODS = frozenset({"subscriptions/listen"})
+
+
+def wants_stream(payload: Any) -> bool:
+    """Whether a request's answer is a stream: it listens, or asks for progress. Anything that is not one request
+    object (unreadable, a batch) goes the streaming way too: the SDK refuses it the same in either mode."""
+    if not isinstance(payload, Mapping):
+        return True
+    if payload.get("method") in STREAMED_METHODS:
+        return True
+    params = payload.get("params")
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    return isinstance(meta, Mapping) and meta.get("progressToken") is not None
+
+
+class ResponseMode:
+    """Pure ASGI: a POST that needs no stream goes to `plain` (the SDK in JSON mode), everything else to `streamed`
+    (SSE mode; also every other path, e.g. the Protected Resource Metadata). The lifespan starts both."""
+
+    def __init__(self, streamed: Starlette, plain: Starlette) -> None:
+        self.streamed = streamed
+        self.plain = plain
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            async with self.plain.router.lifespan_context(self.plain):
+                await self.streamed(scope, receive, send)
+        elif scope["type"] == "http" and scope.get("method") == "POST" and not wants_stream(scope.get(MESSAGE)):
+            await self.plain(scope, receive, send)
+        else:
+            await self.streamed(scope, receive, send)

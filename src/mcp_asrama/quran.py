@@ -9,7 +9,7 @@ import csv
 import io
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -170,6 +170,18 @@ def interval(nomor: int, ayat_mulai: int, ayat_selesai: int) -> Interval:
     raise AssertionError("unreachable")
 
 
+AYAT_KEY = 1024  # > LONGEST_SURAH: surah * AYAT_KEY + ayat is an ayat's key
+
+
+@cache
+def ayat_keys() -> tuple[int, ...]:
+    """The global index (`global_index`) of every ayat key, surah * AYAT_KEY + ayat; 0 for a key of no ayat."""
+    out = [0] * (AYAT_KEY * (SURAHS + 1))
+    for nomor, (before, length) in enumerate(_bounds()[1:], start=1):
+        out[nomor * AYAT_KEY + 1 : nomor * AYAT_KEY + length + 1] = range(before + 1, before + length + 1)
+    return tuple(out)
+
+
 def merge(intervals: Iterable[Interval]) -> list[Interval]:
     """Disjoint intervals, in order, covering exactly the ayat of `intervals` (overlapping or adjacent ones joined)."""
     out: list[Interval] = []
@@ -187,19 +199,19 @@ def count_ayat(merged: Iterable[Interval]) -> int:
     return sum(last - first + 1 for first, last in merged)
 
 
-def count_juz(merged: Sequence[Interval]) -> float:
+def count_juz(merged: Iterable[Interval]) -> float:
     """Juz that disjoint intervals (`merge`'s) cover, as `juz_memorised` counts them."""
     starts = _juz_starts()
-    covered = [0] * len(JUZ_STARTS)
-    if not merged:
-        return 0.0  # what the sum of thirty zeros gives
+    covered: dict[int, int] = {}  # 0-based juz -> ayat covered, in rising juz order (the intervals are in order)
     for first, last in merged:
-        juz = bisect_right(starts, first) - 1  # 0-based: the juz of the interval's first ayat
+        juz = bisect_right(starts, first) - 1  # the juz of the interval's first ayat
         while first <= last:
             end = min(last, starts[juz + 1] - 1 if juz + 1 < len(starts) else TOTAL_AYAT)
-            covered[juz] += end - first + 1
+            covered[juz] = covered.get(juz, 0) + end - first + 1
             first, juz = end + 1, juz + 1
-    return sum(n / size for n, size in zip(covered, _juz_sizes(), strict=True))
+    # The juz not covered add 0.0 to the per-juz sum: leaving them out gives the same float.
+    sizes = _juz_sizes()
+    return sum(n / sizes[juz] for juz, n in covered.items())
 
 
 def ayat_count(ranges: Iterable[Range]) -> int:

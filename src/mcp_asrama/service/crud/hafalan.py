@@ -2,10 +2,11 @@
 memorised by ziyadah, the last deposit, the recent pace), counted with `mcp_asrama.quran`."""
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from sqlalchemy import ColumnElement, Integer, String, and_, case, cast, func, literal, select
+from sqlalchemy import BigInteger, ColumnElement, String, and_, case, cast, func, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
@@ -95,31 +96,34 @@ class Progres:
     ayat_per_pekan: float
 
 
-# Each ziyadah range travels from the database as one integer, first * SPAN + last (global ayat indexes, see
-# `quran.interval`), each student's joined by commas: the database finds the indexes in two strings of fixed-width
-# numbers (ayat before each surah, ayat in it), so Python only merges sorted integers.
-SPAN = 8192  # > quran.TOTAL_AYAT
-_BEFORE = "".join(f"{quran.interval(s.nomor, 1, 1)[0] - 1:04d}" for s in quran.surahs())
-_LENGTH = "".join(f"{s.jumlah_ayat:03d}" for s in quran.surahs())
+# Each ziyadah range travels from the database as one integer, ((surah * KEY + ayat_mulai) * SPAN + surah * KEY +
+# ayat_selesai) * 2 + (1 if deposited in the last 28 days), each student's joined by commas: the order of the
+# integers is the ranges' order in the mushaf, and `quran.ayat_keys` turns each key into a global ayat index (0 for
+# an ayat the surah does not have).
+KEY, SPAN = quran.AYAT_KEY, quran.AYAT_KEY * (quran.SURAHS + 1)
 
 
-def _of_surah(table: str, width: int) -> ColumnElement[int]:
-    return cast(func.substr(literal(table), (Hafalan.surah - 1) * width + 1, width), Integer)
+def _packed_ranges(condition: ColumnElement[bool], recent: ColumnElement[bool]) -> ColumnElement[str]:
+    """The student's ranges meeting `condition`, packed and marked when `recent`; NULL when none."""
+    first = cast(Hafalan.surah * KEY + Hafalan.ayat_mulai, BigInteger)  # the product passes 2**31
+    packed = (first * SPAN + Hafalan.surah * KEY + Hafalan.ayat_selesai) * 2 + case((recent, 1), else_=0)
+    return func.aggregate_strings(case((condition, cast(packed, String))), ",")
 
 
-def _packed_ranges(condition: ColumnElement[bool]) -> ColumnElement[str]:
-    """The student's ranges meeting `condition` that lie within their surah, packed; NULL when none."""
-    before = _of_surah(_BEFORE, 4)
-    packed = cast((before + Hafalan.ayat_mulai) * SPAN + before + Hafalan.ayat_selesai, String)
-    # Nested, so the surah's length is looked up only for a surah number that exists (PostgreSQL refuses '').
-    within = case((Hafalan.ayat_selesai <= _of_surah(_LENGTH, 3), packed))
-    return func.aggregate_strings(case((condition, within)), ",")
+def _merged(numbers: Iterable[int]) -> list[quran.Interval]:
+    """Merged intervals of packed ranges (sorted, mark removed); one that ends beyond its surah is skipped."""
+    index = quran.ayat_keys()
+    return quran.merge([(index[n // SPAN], last) for n in numbers if (last := index[n % SPAN])])
 
 
-def _merged(packed: str | None) -> list[quran.Interval]:
+def _progress(packed: str | None) -> tuple[int, float, int]:
+    """Distinct ayat, juz and distinct ayat of the last 28 days of a student's packed ranges."""
     if not packed:
-        return []
-    return quran.merge([divmod(number, SPAN) for number in sorted(map(int, packed.split(",")))])
+        return 0, 0.0, 0
+    numbers = sorted(map(int, packed.split(",")))
+    merged = _merged([n >> 1 for n in numbers])
+    recent = quran.count_ayat(_merged([n >> 1 for n in numbers if n & 1]))
+    return quran.count_ayat(merged), quran.count_juz(merged), recent
 
 
 def progres(
@@ -127,8 +131,8 @@ def progres(
 ) -> list[Progres]:
     """Every student of the filter with their progress, most ayat first (then by name).
 
-    The database gives each student's ziyadah ranges (all, and those of the last 28 days) and last deposit in one
-    row; the ranges are counted as merged intervals (`quran.merge`), not ayat by ayat."""
+    The database gives each student's ziyadah ranges (marked when of the last 28 days) and last deposit in one row;
+    the ranges are counted as merged intervals (`quran.merge`), not ayat by ayat."""
     filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
     students = session.execute(
         select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar).where(*filters).order_by(Anak.nama, Anak.id)
@@ -141,30 +145,16 @@ def progres(
         Hafalan.ayat_mulai <= Hafalan.ayat_selesai,
         Hafalan.ayat_selesai <= quran.LONGEST_SURAH,
     )
-    recent = and_(ziyadah, Hafalan.tanggal >= window, Hafalan.tanggal <= today)
-    query = (
-        select(Hafalan.id_anak, _packed_ranges(ziyadah), _packed_ranges(recent), func.max(Hafalan.tanggal))
-        .select_from(Hafalan)
-        .group_by(Hafalan.id_anak)
-    )
+    ranges = _packed_ranges(ziyadah, Hafalan.tanggal.between(window, today))
+    query = select(Hafalan.id_anak, ranges, func.max(Hafalan.tanggal)).group_by(Hafalan.id_anak)
     if filters:
         query = query.join(Anak, Anak.id == Hafalan.id_anak).where(*filters)
-    deposits = {row[0]: row[1:] for row in session.execute(query)}
+    deposits = {id_: (packed, last) for id_, packed, last in session.execute(query)}
     out = []
     for id_, nama, kelas_, kamar_ in students:
-        ever, lately, last = deposits.get(id_, (None, None, None))
-        merged = _merged(ever)
-        out.append(
-            Progres(
-                id_anak=id_,
-                nama=nama,
-                kelas=kelas_,
-                kamar=kamar_,
-                ayat=quran.count_ayat(merged),
-                juz=round(quran.count_juz(merged), 2),
-                setoran_terakhir=last,
-                ayat_per_pekan=round(quran.count_ayat(_merged(lately)) / (PACE_DAYS / 7), 1),
-            )
-        )
+        packed, last = deposits.get(id_, (None, None))
+        ayat, juz, recent = _progress(packed)
+        per_week = round(recent / (PACE_DAYS / 7), 1)
+        out.append(Progres(id_, nama, kelas_, kamar_, ayat, round(juz, 2), last, per_week))
     out.sort(key=lambda p: -p.ayat)  # stable: students with as many ayat stay by name
     return out

@@ -4,7 +4,7 @@ deposits, and memorisation progress per student."""
 from datetime import date
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from mcp_asrama import quran
 from mcp_asrama.service import idempotensi
@@ -129,7 +129,7 @@ def daftar_hafalan(
 @router.get("/progres", response_model=ProgresHafalan, response_model_exclude_none=True, responses=_ERRORS)
 def progres_hafalan(
     session: SessionDep, id_anak: IdAnakFilter = None, kelas: Filter = None, kamar: Filter = None
-) -> ProgresHafalan:
+) -> Response:
     """Every student of the filter, also those without a deposit: distinct ayat and juz memorised (ziyadah, ever),
     the last deposit, and the ziyadah ayat per week over the last 28 days; most ayat first. 404 for an unknown
     `id_anak`."""
@@ -142,4 +142,7 @@ def progres_hafalan(
         ayat=round(sum(p.ayat for p in data) / n, 1) if n else 0.0,
         juz=round(sum(p.juz for p in data) / n, 2) if n else 0.0,
     )
-    return ProgresHafalan(jumlah_anak=n, rata_rata=rata, data=data)
+    # Validated once, as it is built: FastAPI would validate a returned model again against `response_model` (about
+    # 0.7 s for the 100,000 rows of a 100k school) before writing the same JSON.
+    body = ProgresHafalan(jumlah_anak=n, rata_rata=rata, data=data)
+    return Response(body.model_dump_json(exclude_none=True), media_type="application/json")

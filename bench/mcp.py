@@ -12,7 +12,8 @@ A script, not a test (pytest never collects it). In one run, on this machine:
      protocol era (2026-07-28, and `initialize` as 2025 hosts open);
    - `MCP HTTP`: `tools/call` to `mcp-asrama serve --transport http` (stateless Streamable HTTP, a process on
      127.0.0.1), in both eras: without a progress token (one JSON body) and, shown beside, not judged, with one
-     (an SSE stream: the progress report, then the result);
+     (an SSE stream: the progress report, then the result); and, shown beside, the same 2026-07-28 call POSTed
+     by an httpx2 client like the direct route's (the server's part, without the SDK client's);
    an MCP call is the SDK client's `session.send_request(CallToolRequest, CallToolResult)`: the request framed
    and sent, the result received and parsed into its pydantic model. Shown beside them, not held to the target:
    the SDK's `Client.call_tool` (which also checks `structuredContent` against the tool's `outputSchema` in the
@@ -230,6 +231,35 @@ def mcp_route(name: str, client: Client, *, progress: bool = False) -> Route:
     return Route(name, call, judged=not progress)
 
 
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MODERN_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "cari_anak",
+}
+
+
+def raw_http_route(name: str, http: httpx2.AsyncClient) -> Route:
+    """`tools/call` (2026-07-28) POSTed by the same keep-alive httpx2 client as the direct route, its JSON answer
+    parsed: the server's part of an MCP call over HTTP, without the SDK client's."""
+
+    async def call(query: Query) -> dict[str, Any]:
+        params = {"name": "cari_anak", "arguments": query.arguments, "_meta": MODERN_META}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        response = await http.post("/mcp", json=body, headers=MODERN_HEADERS)
+        response.raise_for_status()
+        result = response.json()["result"]
+        if result["isError"]:
+            raise RuntimeError(f"{name}: cari_anak({query.arguments}) failed: {result['content'][0]['text']}")
+        return {"structured": result["structuredContent"], "text": result["content"][0]["text"]}
+
+    return Route(name, call, judged=False)
+
+
 def sdk_client_route(name: str, client: Client) -> Route:
     """The SDK's `Client.call_tool`: the round trip, then the client's jsonschema check of the result."""
 
@@ -304,6 +334,7 @@ async def routes(
     async with contextlib.AsyncExitStack() as stack:
         http = await stack.enter_async_context(direct_client(service_url))
         mcp_port, _ = await http_server(stack, base, env, folder / "mcp-http.log")
+        raw = await stack.enter_async_context(httpx2.AsyncClient(base_url=f"http://127.0.0.1:{mcp_port}"))
 
         stdio: dict[str, Client] = {}
         over_http: dict[str, Client] = {}
@@ -325,6 +356,7 @@ async def routes(
                     mcp_route(f"MCP HTTP ({label}), asking for progress: an SSE stream", over_http[era], progress=True)
                     for era, label in ERAS
                 ),
+                raw_http_route(f"MCP HTTP ({label}), POSTed by the direct route's httpx2 client", raw),
                 sdk_client_route(f"MCP stdio ({label}), SDK `Client.call_tool`", stdio[modern]),
                 argument_error_route(f"MCP stdio ({label}), argument error: no service call", stdio[modern]),
                 argument_error_route(f"MCP HTTP ({label}), argument error: no service call", over_http[modern]),

@@ -12,11 +12,12 @@ A script, not a test (pytest never collects it). For each school size (`--sizes`
    full access (the office: the baseline), 1 room (the largest), 3 rooms (the three largest), 1 class (the
    largest: ~5,556 students at 100k), and 1 room + 1 class (a two-sided scope: shown, not judged);
 3. the calls: `cari_anak` {} and {"offset": 100}, `absensi_harian` for the demo's latest day, `rekap_absensi` over
-   its last 7 days, `daftar_izin` {} and `progres_hafalan` {}; every answer must be a result, not an error. Each
-   scoped `cari_anak` answer (total and page ids) is first checked against the office's answers filtered to the
-   scope (the office's `cari_anak` per room or class, merged by name and id, less the room-and-class overlap).
-   Then every call goes once to every principal: one that fails (e.g. on the MCP server's upstream timeout) is
-   reported and not timed, since each try would cost the whole timeout;
+   its last 7 days, `daftar_izin` {}, `progres_hafalan` {}, and `rekap_pelanggaran` and `rekap_kesehatan` over
+   the last 7 days; every answer must be a result, not an error. Each scoped `cari_anak` answer (total and page
+   ids) is first checked against the office's answers filtered to the scope (the office's `cari_anak` per room or
+   class, merged by name and id, less the room-and-class overlap). Then every call goes once to every principal:
+   one that fails (e.g. on the MCP server's upstream timeout) is reported and not timed, since each try would cost
+   the whole timeout;
 4. timing runs on a fresh service process (a request that timed out leaves its work running in the first one);
    rounds are interleaved: every call, in an order that rotates every round, goes to every principal, in an order
    that rotates too, so noise from elsewhere on the machine hits all of them alike.
@@ -142,17 +143,16 @@ class Call:
 
 
 def calls_for(today: date) -> list[Call]:
+    week = {"dari": (today - timedelta(days=6)).isoformat(), "sampai": today.isoformat()}
     return [
         Call("cari_anak {}", "cari_anak", {}),
         Call("cari_anak offset=100", "cari_anak", {"offset": 100}),
         Call("absensi_harian today", "absensi_harian", {"tanggal": today.isoformat()}),
-        Call(
-            "rekap_absensi 7 days",
-            "rekap_absensi",
-            {"dari": (today - timedelta(days=6)).isoformat(), "sampai": today.isoformat()},
-        ),
+        Call("rekap_absensi 7 days", "rekap_absensi", week),
         Call("daftar_izin {}", "daftar_izin", {}),
         Call("progres_hafalan {}", "progres_hafalan", {}),
+        Call("rekap_pelanggaran 7 days", "rekap_pelanggaran", week),
+        Call("rekap_kesehatan 7 days", "rekap_kesehatan", week),
     ]
 
 

@@ -211,6 +211,10 @@ async def test_progres_counts_distinct_ziyadah_ayat_juz_last_deposit_and_pace(se
     assert [r["id_anak"] for r in room["data"]] == ["A001", "A002"]
     one = (await service.get("/hafalan/progres?id_anak=A003")).json()
     assert [r["ayat"] for r in one["data"]] == [6]
+    top = (await service.get("/hafalan/progres?limit=2")).json()  # the first rows; count and averages of all
+    assert top == {**progres, "data": progres["data"][:2]}
+    for wrong in ("0", "501", "dua"):
+        assert (await service.get(f"/hafalan/progres?limit={wrong}")).status_code == 422
 
 
 async def test_progres_of_an_unknown_student_is_404_and_of_an_empty_class_empty(reader: httpx2.AsyncClient) -> None:

@@ -289,10 +289,11 @@ class AsramaClient:
         return await self._get("/hafalan", DaftarSetoran, params)
 
     async def progres_hafalan(
-        self, *, id_anak: str | None = None, kelas: Values = None, kamar: Values = None
+        self, *, id_anak: str | None = None, kelas: Values = None, kamar: Values = None, limit: int | None = None
     ) -> ProgresHafalan:
-        """`GET /hafalan/progres`: every student of the filter, most ayat first."""
-        params = _params(id_anak=id_anak, kelas=kelas, kamar=kamar)
+        """`GET /hafalan/progres`: every student of the filter, most ayat first (`limit`: the first that many, with
+        the count and averages of all; a service that ignores it sends every student)."""
+        params = _params(id_anak=id_anak, kelas=kelas, kamar=kamar, limit=limit)
         return await self._get("/hafalan/progres", ProgresHafalan, params)
 
     async def catat_setoran(self, body: dict[str, Any], *, actor: str | None, key: str) -> Setoran:

@@ -11,9 +11,9 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 
-from tests.conftest import service_client
-from tests.server.conftest import connect, server_for
-from tests.server.support import call_error, call_ok, leaky_upstream
+from tests.conftest import TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows, service_client
+from tests.server.conftest import connect, make_service, server_for
+from tests.server.support import Recording, call_error, call_ok, leaky_upstream
 from tests.server.support_records import CLINIC, RECORD_EXTRAS, seed_hafalan
 
 pytestmark = pytest.mark.anyio
@@ -169,3 +169,31 @@ async def test_a_deposit_is_written_only_when_confirmed_and_counts_in_the_progre
         assert stored["total"] == 1 and stored["data"][0]["id"] == body["setoran"]["id_setoran"]
     else:
         assert body["hasil"] in ("ditolak", "dibatalkan") and stored["total"] == 0 and mine["ayat"] == 0
+
+
+async def test_a_large_schools_progress_asks_for_its_top_rows_and_counts_every_student(db_url: str, era: str) -> None:
+    """600 students: the office's read asks the service for the first 500 only (the most a result could show), and
+    the answer still counts and averages all 600."""
+    crowd = [
+        {**TUTORIAL_ANAK[0], "id": f"B{n:03d}", "nama": f"Santri {n:03d}", "nik": None, "no_hp_wali": None}
+        for n in range(600)
+    ]
+    insert_rows(db_url, kamar=TUTORIAL_KAMAR, anak=crowd, absensi=[])
+    app = make_service(db_url)
+    recording = Recording(app)
+    deposit = {"id_anak": "B000", "tanggal": "2026-10-06", "jenis": "ziyadah", "surah": 78, "ayat_mulai": 1,
+               "ayat_selesai": 40}  # fmt: skip
+    try:
+        async with service_client(app) as rest:
+            made = await rest.post("/hafalan", json=deposit, headers={"Idempotency-Key": "progres-top-0001"})
+        assert made.status_code == 201, made.text
+        async with connect(server_for(recording), era) as client:
+            body = await call_ok(client, "progres_hafalan", {})
+    finally:
+        app.state.engine.dispose()
+    asked = [q for path, q in recording.requests if path == b"/hafalan/progres"]
+    assert asked == [b"limit=500"]
+    assert body["jumlah_anak"] == 600 and body["rata_rata"] == {"ayat": 0.1, "juz": 0.0}
+    assert body["data"][0]["id_anak"] == "B000" and body["data"][0]["ayat"] == 40
+    assert 0 < len(body["data"]) < 500
+    assert f"Daftar dipotong: {len(body['data'])} dari 600 anak" in body["catatan"]

@@ -40,6 +40,9 @@ from mcp_asrama.server.guard import audit, scoped_records, writes
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 LATEST = 10
+# The students `progres_hafalan` asks the service for (its most): more than one result can show, since a row takes
+# at least ~75 bytes of RESULT_BUDGET's 20,000; the count and averages are always those of all.
+PROGRES_ROWS = 500
 UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data hafalan (butuh layanan mcp-asrama)."
 
 
@@ -134,15 +137,15 @@ async def progres_hafalan(
     Filter opsional: kelas (mis. '7A'), kamar."""
     reader = terbatas(ctx)
     try:
-        progres = await scoped_records.progres_hafalan(reader, kelas=kelas, kamar=kamar)
+        progres = await scoped_records.progres_hafalan(reader, kelas=kelas, kamar=kamar, limit=PROGRES_ROWS)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     rows = sorted(progres.data, key=lambda r: -r.ayat)
     audit.disclose_aggregate(progres.jumlah_anak, (r.id_anak for r in rows))
     shown = fitting_count(rows, RESULT_BUDGET)
     notes = [NO_ACCESS] if reader.akses.kosong else []
-    if shown < len(rows):
-        notes.append(f"Daftar dipotong: {shown} dari {len(rows)} anak; persempit dengan kelas atau kamar.")
+    if shown < progres.jumlah_anak:
+        notes.append(f"Daftar dipotong: {shown} dari {progres.jumlah_anak} anak; persempit dengan kelas atau kamar.")
     return tool_result(
         HasilProgresHafalan(
             jumlah_anak=progres.jumlah_anak,

@@ -122,14 +122,19 @@ async def setoran(reader: Terbatas, id_anak: str) -> tuple[list[Setoran], bool]:
 
 
 async def progres_hafalan(
-    reader: Terbatas, *, kelas: str | None, kamar: str | None, id_anak: str | None = None
+    reader: Terbatas, *, kelas: str | None, kamar: str | None, id_anak: str | None = None, limit: int | None = None
 ) -> ProgresHafalan:
-    """Memorisation progress of every visible student of the filters, most ayat first."""
+    """Memorisation progress of the visible students of the filters, most ayat first: the count and averages of all,
+    the rows of (at least) the first `limit`. When the service's one answer covers the scope, it sends only those
+    rows; otherwise every unit's students are merged."""
 
     def fetch(k: Values, m: Values) -> Awaitable[ProgresHafalan]:
         return reader.client.progres_hafalan(id_anak=id_anak, kelas=k, kamar=m)
 
-    whole = await reader.whole(kelas, kamar, fetch, lambda r: r.data)
+    def fetch_top(k: Values, m: Values) -> Awaitable[ProgresHafalan]:
+        return reader.client.progres_hafalan(id_anak=id_anak, kelas=k, kamar=m, limit=limit)
+
+    whole = await reader.whole(kelas, kamar, fetch_top, lambda r: r.data)
     if whole is not None:
         return whole
     pages = await reader.per_unit(kelas, kamar, fetch)

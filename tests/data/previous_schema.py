@@ -268,8 +268,9 @@ def _snapshot_extras(engine: Engine) -> dict[str, Any]:
         if engine.dialect.name == "sqlite":
             stored = conn.execute(
                 text(
+                    # sqlite_stat1: the planner's statistics (the service keeps them), data rather than schema
                     "SELECT type, name, tbl_name, sql FROM sqlite_master "
-                    "WHERE tbl_name != 'alembic_version' ORDER BY name"
+                    "WHERE tbl_name != 'alembic_version' AND name NOT LIKE 'sqlite_stat%' ORDER BY name"
                 )
             )
             extras: dict[str, Any] = {"sqlite_master": [tuple(row) for row in stored]}

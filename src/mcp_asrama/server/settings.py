@@ -60,6 +60,13 @@ class ServerSettings(ConnectionLimits):
     # (`redis://host:6379/0`, `rediss://` with TLS; needs the `replicas` extra).
     confirm_storage: str = Field("memory://", pattern=STORAGE_URL)
 
+    # Open `subscriptions/listen` streams one subject may hold at once (the total is capped below
+    # ASRAMA_MAX_CONNECTIONS, so that calls and /healthz always have room).
+    listen_maks: int = Field(4, ge=1, le=1000)
+
+    # Health counts for anyone but clinic staff: only over groups of at least this many students.
+    kesehatan_min_anak: int = Field(20, ge=5, le=100_000)
+
     _lists = field_validator("allowed_origins", "stdio_scope", "state_keys", mode="before")(comma_list)
 
     @field_validator("state_keys", mode="after")

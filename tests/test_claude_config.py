@@ -149,3 +149,46 @@ def test_cli_help_documents_the_remote_flags(capsys: pytest.CaptureFixture[str])
     text = " ".join(capsys.readouterr().out.split())
     assert "--remote URL" in text and "mcp-remote" in text
     assert "--token-env VAR" in text and "no secret is printed" in text
+
+
+# --- --with-token: the service token only where the server would not send it in clear --------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "env"),
+    [
+        (["--with-token", "--api-url", "http://data.sekolah.example:8000"], {}),
+        (["--with-token", "--api-url", "http://10.0.0.5:8000", "--writes"], {}),
+        (["--with-token"], {"ASRAMA_API_URL": "http://192.168.1.20:8000"}),
+    ],
+)
+def test_with_token_refuses_a_plain_http_service_off_this_machine(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, flags: list[str], env: dict[str, str]
+) -> None:
+    monkeypatch.setenv("ASRAMA_API_TOKEN", "token-layanan")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code, out, err = claude_config_cli(capsys, *flags)
+    assert (code, out) == (2, "")
+    assert err.startswith("claude-config: --with-token http://") and "plain http would send the token in clear" in err
+    assert err.count("\n") == 1 and "token-layanan" not in err
+
+
+@pytest.mark.parametrize(
+    "url", ["https://data.sekolah.example", "http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"]
+)
+def test_with_token_copies_the_token_for_https_or_this_machine(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.setenv("ASRAMA_API_TOKEN", "token-layanan")
+    code, out, _ = claude_config_cli(capsys, "--with-token", "--api-url", url)
+    assert code == 0
+    assert json.loads(out)["mcpServers"]["asrama"]["env"] == {
+        "ASRAMA_API_URL": url,
+        "ASRAMA_API_TOKEN": "token-layanan",
+    }
+
+
+def test_without_with_token_a_plain_http_service_gets_the_placeholder(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = claude_config_cli(capsys, "--api-url", "http://10.0.0.5:8000")
+    assert code == 0 and json.loads(out)["mcpServers"]["asrama"]["env"]["ASRAMA_API_TOKEN"] == TOKEN_PLACEHOLDER

@@ -44,7 +44,13 @@ def claude_config(name: str, api_url: str, token: str | None, writes: bool = Fal
 
 
 class RemoteConfigError(ValueError):
-    """A `--remote` URL or token the block must not carry; the message is one line for the terminal."""
+    """A URL or token the block must not carry (`--remote`, `--with-token`); the message is one line for the
+    terminal."""
+
+
+def in_clear(scheme: str, host: str) -> bool:
+    """Whether a token sent to `scheme://host` would cross the network unencrypted: plain http off this machine."""
+    return scheme == "http" and not is_loopback(host)
 
 
 def remote_url(url: str) -> str:
@@ -59,7 +65,7 @@ def remote_url(url: str) -> str:
         host = ""
     if parts.scheme not in ("https", "http") or not host:
         raise RemoteConfigError(f"--remote needs an http(s) URL of the MCP endpoint, got {url!r}")
-    if parts.scheme == "http" and not is_loopback(host):
+    if in_clear(parts.scheme, host):
         raise RemoteConfigError(f"--remote {url}: plain http would send the token in clear; use https")
     return url
 
@@ -93,8 +99,12 @@ def config_location() -> str:
 
 
 def render(name: str, api_url: str | None, include_token: bool, writes: bool = False) -> str:
-    """The JSON text to paste, built from flags and the current environment."""
+    """The JSON text to paste, built from flags and the current environment; with `include_token` only for a
+    service reached over https or on this machine (the server would send that token in clear otherwise)."""
     url = api_url or os.environ.get("ASRAMA_API_URL", "http://localhost:8000")
+    parts = urlsplit(url)
+    if include_token and in_clear(parts.scheme, parts.hostname or ""):
+        raise RemoteConfigError(f"--with-token {url}: plain http would send the token in clear; use https")
     token = os.environ.get("ASRAMA_API_TOKEN") if include_token else None
     return json.dumps(claude_config(name, url, token, writes), indent=2, ensure_ascii=False)
 

@@ -264,3 +264,94 @@ async def test_a_stored_answer_older_than_a_day_is_deleted_by_the_next_write(
         kept = set(conn.scalars(select(Idempotensi.kunci)))
     engine.dispose()
     assert kept == {"kunci-baru-sekali-0002"}
+
+
+def seen(id_anak: str, status: str, baru: str, keterangan: str | None = None) -> dict[str, Any]:
+    """A roll-call entry carrying the old record its caller read (`belum_dicatat`: none)."""
+    return {"id_anak": id_anak, "status": baru, "status_lama": status, "keterangan_lama": keterangan}
+
+
+async def test_old_values_as_stored_write_the_roll_call(service: httpx2.AsyncClient, tutorial_db: str) -> None:
+    body = {
+        "entri": [
+            seen("A001", "hadir", "sakit"),
+            seen("A003", "izin", "hadir", "Pulang, acara keluarga"),
+        ]
+    }
+    response = await service.post(f"/absensi/{HARI}", json=body)
+    assert response.status_code == 200
+    assert stored(tutorial_db, HARI) == {"A001": ("sakit", None), "A002": ("hadir", None), "A003": ("hadir", None)}
+    fresh = await service.post(f"/absensi/{BESOK}", json={"entri": [seen("A001", "belum_dicatat", "alpa")]})
+    assert fresh.status_code == 200 and stored(tutorial_db, BESOK) == {"A001": ("alpa", None)}
+
+
+@pytest.mark.parametrize(
+    "stale",
+    [
+        seen("A002", "alpa", "izin"),  # another status
+        seen("A003", "izin", "hadir", "Sakit"),  # the same status, another note
+        seen("A003", "izin", "hadir"),  # the note was there
+        seen("A002", "belum_dicatat", "izin"),  # there is a record
+    ],
+)
+async def test_a_record_changed_since_it_was_read_refuses_the_whole_roll_call(
+    service: httpx2.AsyncClient, tutorial_db: str, stale: dict[str, Any]
+) -> None:
+    before = stored(tutorial_db, HARI)
+    body = {"entri": [seen("A001", "hadir", "sakit"), stale]}
+    response = await service.post(f"/absensi/{HARI}", json=body, headers={"Idempotency-Key": KEY})
+    assert response.status_code == 409
+    assert response.headers["X-Asrama-Konflik"] == "berubah"
+    assert response.json()["detail"].endswith(stale["id_anak"])
+    assert stored(tutorial_db, HARI) == before
+    assert count(tutorial_db, RiwayatAbsensi) == 0 and count(tutorial_db, Idempotensi) == 0
+
+
+async def test_a_concurrent_write_meanwhile_is_refused_then_a_fresh_read_writes(
+    service: httpx2.AsyncClient, tutorial_db: str
+) -> None:
+    await service.put(f"/absensi/{BESOK}/A002", json={"status": "sakit", "keterangan": "Demam"})
+    body = {"entri": [seen("A001", "belum_dicatat", "hadir"), seen("A002", "belum_dicatat", "hadir")]}
+    refused = await service.post(f"/absensi/{BESOK}", json=body, headers={"Idempotency-Key": KEY})
+    assert refused.status_code == 409
+    assert stored(tutorial_db, BESOK) == {"A002": ("sakit", "Demam")}
+    again = {"entri": [seen("A001", "belum_dicatat", "hadir"), seen("A002", "sakit", "hadir", " Demam ")]}
+    written = await service.post(f"/absensi/{BESOK}", json=again, headers={"Idempotency-Key": KEY + "-2"})
+    assert written.status_code == 200
+    assert stored(tutorial_db, BESOK) == {"A001": ("hadir", None), "A002": ("hadir", None)}
+
+
+async def test_a_replay_of_a_committed_roll_call_is_answered_though_its_old_values_are_gone(
+    service: httpx2.AsyncClient, tutorial_db: str
+) -> None:
+    body = {"entri": [seen("A001", "hadir", "alpa")]}
+    first = await service.post(f"/absensi/{HARI}", json=body, headers={"Idempotency-Key": KEY})
+    second = await service.post(f"/absensi/{HARI}", json=body, headers={"Idempotency-Key": KEY})
+    assert first.status_code == second.status_code == 200
+    assert second.json() == first.json() and second.headers.get("Idempotent-Replayed") == "true"
+    assert count(tutorial_db, RiwayatAbsensi) == 1
+
+
+async def test_put_with_old_values_writes_only_while_they_hold(service: httpx2.AsyncClient, tutorial_db: str) -> None:
+    stale = await service.put(f"/absensi/{HARI}/A001", json={"status": "sakit", "status_lama": "alpa"})
+    assert stale.status_code == 409 and stale.headers["X-Asrama-Konflik"] == "berubah"
+    assert stored(tutorial_db, HARI)["A001"] == ("hadir", None)
+    fresh = await service.put(f"/absensi/{HARI}/A001", json={"status": "sakit", "status_lama": "hadir"})
+    assert fresh.status_code == 200 and stored(tutorial_db, HARI)["A001"] == ("sakit", None)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"id_anak": "A001", "status": "alpa", "keterangan_lama": "x"},  # a note without its status
+        {"id_anak": "A001", "status": "alpa", "status_lama": "belum_dicatat", "keterangan_lama": "x"},
+        {"id_anak": "A001", "status": "alpa", "status_lama": "terlambat"},
+        {"id_anak": "A001", "status": "alpa", "status_lama": "hadir", "keterangan_lama": "x" * 501},
+    ],
+)
+async def test_malformed_old_values_are_422_and_write_nothing(
+    service: httpx2.AsyncClient, tutorial_db: str, entry: dict[str, Any]
+) -> None:
+    response = await service.post(f"/absensi/{HARI}", json={"entri": [entry]})
+    assert response.status_code == 422
+    assert count(tutorial_db, RiwayatAbsensi) == 0

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from sqlalchemy import insert
 
-from mcp_asrama.contract import FILTER_GANDA, FITUR_HEADER
+from mcp_asrama.contract import FITUR, FITUR_HEADER
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.models import Absensi, Anak, Hafalan, Izin, Kamar, KunjunganKlinik, Pelanggaran
 from mcp_asrama.service.routes.common import MAX_FILTER_VALUES
@@ -157,7 +157,7 @@ async def _get(client: httpx2.AsyncClient, route: str, filters: list[tuple[str, 
     path = "/absensi" if route == "/absensi/semua" else route
     response = await client.get(path, params=[*extra.items(), *filters])
     assert response.status_code == 200, response.text
-    assert response.headers[FITUR_HEADER] == FILTER_GANDA
+    assert response.headers[FITUR_HEADER] == FITUR
     body: dict[str, Any] = response.json()
     return body
 
@@ -246,7 +246,7 @@ async def test_more_than_fifty_values_are_refused(asrama: httpx2.AsyncClient, ro
     assert (await asrama.get(path, params=[*extra.items(), *values])).status_code == 200
     response = await asrama.get(path, params=[*extra.items(), *values, (name, "Umar 3")])
     assert response.status_code == 422
-    assert response.headers[FITUR_HEADER] == FILTER_GANDA
+    assert response.headers[FITUR_HEADER] == FITUR
     [error] = response.json()["detail"]
     assert error["loc"] == ["query", name]
     assert "at most 50" in error["msg"]
@@ -270,7 +270,7 @@ async def test_every_answer_names_the_feature(asrama: httpx2.AsyncClient) -> Non
     statuses = [r.status_code for r in (found, missing, bad, unauthorized, refused, health)]
     assert statuses == [200, 404, 422, 401, 421, 200]
     for response in (found, missing, bad, unauthorized, refused, health):
-        assert response.headers[FITUR_HEADER] == FILTER_GANDA
+        assert response.headers[FITUR_HEADER] == FITUR
 
 
 async def test_the_openapi_document_shows_the_filters_as_arrays(asrama: httpx2.AsyncClient) -> None:

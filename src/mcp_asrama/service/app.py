@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.datastructures import MutableHeaders
@@ -12,7 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_asrama import __version__
 from mcp_asrama.config import ServiceSettings
-from mcp_asrama.contract import FILTER_GANDA, FITUR_HEADER
+from mcp_asrama.contract import FITUR, FITUR_HEADER
 from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
 from mcp_asrama.logs import route_template
 from mcp_asrama.service.crud import perubahan as crud_perubahan
@@ -44,6 +45,19 @@ async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=500, content={"detail": "Kesalahan internal pada service"})
 
 
+async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
+    """422 with where and what, never the value: FastAPI's own answer echoes `input` (and `ctx`), which may be a
+    child's name or a clinic note. An unknown field's name is input too: it is shown as `?`."""
+    assert isinstance(exc, RequestValidationError)
+    detail = []
+    for error in exc.errors():
+        loc = list(error.get("loc", ()))
+        if error.get("type") == "extra_forbidden" and loc:
+            loc[-1] = "?"
+        detail.append({"type": error.get("type"), "loc": loc, "msg": error.get("msg")})
+    return JSONResponse(status_code=422, content={"detail": detail})
+
+
 class FeatureHeader:
     """Every HTTP response, the gate's refusals too, names what this service honours beyond the tutorial's
     contract (`mcp_asrama.contract`); only an unexpected 500 (answered outside all middleware) does not."""
@@ -58,7 +72,7 @@ class FeatureHeader:
 
         async def send_with_header(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).append(FITUR_HEADER, FILTER_GANDA)
+                MutableHeaders(scope=message).append(FITUR_HEADER, FITUR)
             await send(message)
 
         await self.app(scope, receive, send_with_header)
@@ -109,6 +123,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     policy = HttpPolicy.of(settings.host, settings.service_allowed_hosts, settings.service_allowed_origins)
     app.add_middleware(HostOriginGate, policy=policy, host_exempt=("/healthz",))
     app.add_middleware(FeatureHeader)  # outermost: on the gate's refusals too
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(SQLAlchemyError, _database_unavailable)
     app.add_exception_handler(Exception, _internal_error)
     return app

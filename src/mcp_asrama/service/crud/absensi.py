@@ -59,6 +59,22 @@ def current(session: Session, pairs: Sequence[tuple[date, str]]) -> dict[tuple[d
     return found
 
 
+def _note(text: str | None) -> str | None:
+    return (text or "").strip() or None
+
+
+def differing(session: Session, expected: Sequence[Catatan]) -> list[str]:
+    """The students whose stored record is not as `expected` (status None: no record), in the given order; notes
+    compared as written (trimmed, blank as none)."""
+    stored = current(session, [(e.tanggal, e.id_anak) for e in expected])
+    found = {k: (r.status, _note(r.keterangan)) for k, r in stored.items()}
+    return [
+        e.id_anak
+        for e in expected
+        if found.get((e.tanggal, e.id_anak), (None, None)) != (e.status, _note(e.keterangan) if e.status else None)
+    ]
+
+
 def write(session: Session, records: Sequence[Catatan], *, actor: str | None, key: str | None) -> list[Perubahan]:
     """Bring these records to the given state, recording each change; returns every record's old → new."""
     stored = current(session, [(r.tanggal, r.id_anak) for r in records])

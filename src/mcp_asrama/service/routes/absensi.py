@@ -2,10 +2,14 @@
 and the history of a record."""
 
 from collections import Counter
+from collections.abc import Sequence
+from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
+from sqlalchemy.orm import Session
 
+from mcp_asrama.contract import BERUBAH, KONFLIK_HEADER
 from mcp_asrama.service import idempotensi
 from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import anak as crud_anak
@@ -90,12 +94,33 @@ def _ids(ids: list[str]) -> str:
     return ", ".join(ids[:MAX_IDS_IN_DETAIL]) + more
 
 
-@router.post(
-    "/{tanggal}",
-    response_model=HasilAbsensi,
-    response_model_exclude_none=True,
-    responses={404: {"description": "Anak tidak ditemukan"}, 409: {"description": "Idempotency-Key dipakai lain"}},
-)
+def _refuse_changed(session: Session, tanggal: date, entri: Sequence[tuple[str, AbsensiIn]]) -> None:
+    """409 (`KONFLIK_HEADER: BERUBAH`, ids only) when a student's stored record is no longer the `status_lama` /
+    `keterangan_lama` its caller read; an entry without `status_lama` is not checked."""
+    expected = [
+        Catatan(tanggal, id_anak, None if e.status_lama == BELUM_DICATAT else e.status_lama, e.keterangan_lama)
+        for id_anak, e in entri
+        if e.status_lama is not None
+    ]
+    changed = crud_absensi.differing(session, expected) if expected else []
+    if changed:
+        raise HTTPException(
+            status_code=409,
+            detail=f"Catatan berubah sejak dibaca, tidak ada yang dicatat: {_ids(changed)}",
+            headers={KONFLIK_HEADER: BERUBAH},
+        )
+
+
+_WRITE_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"description": "Anak tidak ditemukan"},
+    409: {
+        "description": f"Catatan berubah sejak dibaca (header {KONFLIK_HEADER}: {BERUBAH}), atau Idempotency-Key "
+        "dipakai lain"
+    },
+}
+
+
+@router.post("/{tanggal}", response_model=HasilAbsensi, response_model_exclude_none=True, responses=_WRITE_ERRORS)
 def catat_absensi_banyak(
     request: Request,
     session: SessionDep,
@@ -105,6 +130,7 @@ def catat_absensi_banyak(
     key: KeyDep,
 ) -> Any:
     """A roll call of up to 300 students in one transaction, all or nothing; each change is kept in the history.
+    An entry with `status_lama` is checked first: if any such student's record changed, nothing is written (409).
 
     With an `Idempotency-Key`, the same request again returns the first answer and writes nothing.
     """
@@ -119,6 +145,7 @@ def catat_absensi_banyak(
     unknown = sorted(set(ids) - found)
     if unknown:
         raise HTTPException(status_code=404, detail=f"Anak tidak ditemukan: {_ids(unknown)}")
+    _refuse_changed(session, tanggal, [(e.id_anak, e) for e in body.entri])
     records = [Catatan(tanggal, e.id_anak, e.status, e.keterangan) for e in body.entri]
     changes = crud_absensi.write(session, records, actor=actor, key=key)
     answer = HasilAbsensi(
@@ -147,7 +174,9 @@ def riwayat_absensi(
     return DaftarRiwayat(tanggal=tanggal, id_anak=id_anak, data=[RiwayatPublic.model_validate(r) for r in rows])
 
 
-@router.put("/{tanggal}/{id_anak}", response_model=AbsensiPublic, response_model_exclude_none=True)
+@router.put(
+    "/{tanggal}/{id_anak}", response_model=AbsensiPublic, response_model_exclude_none=True, responses=_WRITE_ERRORS
+)
 def catat_absensi(
     session: SessionDep,
     tanggal: Annotated[Tanggal, Path(description="YYYY-MM-DD")],
@@ -156,10 +185,11 @@ def catat_absensi(
     actor: ActorDep,
 ) -> AbsensiPublic:
     """Record (or correct) one student's attendance on one day, kept in the history; the same call again changes
-    nothing."""
+    nothing. With `status_lama`, only while the stored record is still what the caller read (else 409)."""
     anak = crud_anak.get_anak(session, id_anak)
     if anak is None or not crud_anak.lock_students(session, [anak.id]):
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
+    _refuse_changed(session, tanggal, [(anak.id, body)])
     crud_absensi.write(session, [Catatan(tanggal, anak.id, body.status, body.keterangan)], actor=actor, key=None)
     session.commit()
     return AbsensiPublic(

@@ -1,7 +1,7 @@
 """Attendance: one record, a roll call and its answer, a record's history, a day, a summary."""
 
 from datetime import date, datetime
-from typing import Annotated
+from typing import Annotated, Self
 
 from pydantic import (
     BaseModel,
@@ -9,22 +9,34 @@ from pydantic import (
     Field,
     StringConstraints,
     field_validator,
+    model_validator,
 )
 
-from mcp_asrama.service.schemas.common import AnakId, StatusAbsensi, Strict, TanpaNul
+from mcp_asrama.service.schemas.common import BELUM_DICATAT, AnakId, StatusAbsensi, StatusHarian, Strict, TanpaNul
+
+Keterangan = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500), TanpaNul]
 
 
 class AbsensiIn(Strict):
-    """`PUT /absensi/{tanggal}/{id_anak}` body."""
+    """`PUT /absensi/{tanggal}/{id_anak}` body. With `status_lama` (what the caller read: `belum_dicatat` for no
+    record) and `keterangan_lama`, the write happens only while the stored record is still that: else 409."""
 
     status: StatusAbsensi
-    keterangan: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500), TanpaNul] | None = None
+    keterangan: Keterangan | None = None
+    status_lama: StatusHarian | None = None
+    keterangan_lama: Keterangan | None = None
 
-    @field_validator("keterangan")
+    @field_validator("keterangan", "keterangan_lama")
     @classmethod
     def _blank_is_none(cls, value: str | None) -> str | None:
         """A blank note is no note: it is stored as NULL and left out of responses."""
         return value or None
+
+    @model_validator(mode="after")
+    def _old_note_needs_old_status(self) -> Self:
+        if self.keterangan_lama is not None and self.status_lama in (None, BELUM_DICATAT):
+            raise ValueError("keterangan_lama hanya bersama status_lama yang tercatat")
+        return self
 
 
 MAX_ENTRI = 300

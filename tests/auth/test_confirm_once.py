@@ -2,20 +2,24 @@
 byte for byte, is refused like an invalid state (-32602) and the tool body does not run again; a forged state is
 refused without claiming anything; a second server with the same ASRAMA_STATE_KEYS finishes a confirmation the first
 one asked for, once; with a Redis they share (ASRAMA_CONFIRM_STORAGE), a confirmation used on one replica is refused
-on the other, and an unreachable store refuses the round. (The SDK seals requestState but does not make it
+on the other, and an unreachable store refuses the round. A confirmation is claimed only by the call it confirms:
+sent on any other method, tool or arguments it is not burnt (nor, with Redis, does it leave a key), and a full
+store refuses new confirmations instead of forgetting a used one. (The SDK seals requestState but does not make it
 single-use.)"""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
+import anyio
+import coredis
 import httpx2
 import pytest
 from mcp.server.mcpserver import Elicit, ElicitationResult, Resolve
 from pydantic import BaseModel
 
 from mcp_asrama.server.app import build_server
-from mcp_asrama.server.guard.confirm import confirmation_key, digest
+from mcp_asrama.server.guard.confirm import FULL, Claimed, MemoryClaims, confirmation_key, digest
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.transport import http_app
 from tests.auth.conftest import TOKEN, needs_redis, uvicorn_thread
@@ -50,13 +54,18 @@ class Counter:
 
 
 @contextmanager
-def server_with_write(counter: Counter, **settings: Any) -> Iterator[str]:
+def server_with_write(counter: Counter, *, max_claims: int | None = None, **settings: Any) -> Iterator[str]:
+    """A server with the stand-in write; `max_claims` shrinks its memory claim store (to show it full)."""
     port = free_port()
     # The stand-in write calls no data service: the upstream is a port nothing listens on, never a running demo's.
     upstream = f"http://127.0.0.1:{free_port()}"
     config = ServerSettings(transport="http", mcp_port=port, api_url=upstream, api_token=TOKEN, **settings)
     server = build_server(config)
     server.tool(name="tulis")(counter.tulis)
+    if max_claims is not None:
+        [claimed] = [m for m in server.middleware if isinstance(m, Claimed)]
+        assert isinstance(claimed.claims, MemoryClaims)
+        claimed.claims.max_keys = max_claims
     with uvicorn_thread(http_app(server, config), port):
         yield f"http://127.0.0.1:{port}/mcp"
 
@@ -65,8 +74,8 @@ def call(url: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, A
     return reply(httpx2.post(url, json=body, headers={**headers, "Mcp-Name": "tulis"}, timeout=15))
 
 
-def first_round(url: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
-    body, headers = rpc("tools/call", {"name": "tulis", "arguments": {"n": 3}}, era=MODERN)
+def first_round(url: str, n: int = 3) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+    body, headers = rpc("tools/call", {"name": "tulis", "arguments": {"n": n}}, era=MODERN)
     body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {"elicitation": {"form": {}}}
     asked = call(url, body, headers)["result"]
     assert asked["resultType"] == "input_required"
@@ -165,3 +174,86 @@ def test_the_store_setting_takes_memory_or_a_redis_url() -> None:
     for wrong in ("memcached://x", "redis://", "file:///tmp/claims"):
         with pytest.raises(ValueError):
             ServerSettings(confirm_storage=wrong)
+
+
+# --- a confirmation is claimed only by the call it confirms ------------------------------------------------------
+
+# Where an onlooker who saw a sealed state could send it: other methods of either era, another tool, other arguments.
+ELSEWHERE: list[tuple[str, dict[str, Any], str]] = [
+    ("tools/list", {}, MODERN),
+    ("tools/list", {}, "legacy"),
+    ("ping", {}, "legacy"),
+    ("prompts/list", {}, MODERN),
+    ("resources/read", {"uri": "asrama://kamar"}, MODERN),
+    ("prompts/get", {"name": "laporan_bulanan_wali", "arguments": {"id_anak": "A001"}}, MODERN),
+    ("tools/call", {"name": "cari_anak", "arguments": {"nama": "Ahmad"}}, MODERN),
+    ("tools/call", {"name": "tulis", "arguments": {"n": 4}}, MODERN),
+]
+
+
+def carrying(url: str, state: str, method: str, params: dict[str, Any], era: str) -> dict[str, Any]:
+    """`method` sent with `state` as its requestState; the answer."""
+    body, headers = rpc(method, {**params, "requestState": state}, era=era)
+    if era == MODERN and method in ("resources/read", "prompts/get"):
+        headers["Mcp-Name"] = params.get("uri") or params["name"]
+    return reply(httpx2.post(url, json=body, headers=headers, timeout=15))
+
+
+def burn_attempts(url: str, state: str) -> None:
+    """Send `state` everywhere but the call it confirms: a call it does not confirm is refused by the SDK's seal
+    (-32602); a method that carries no confirmation ignores it."""
+    for method, params, era in ELSEWHERE:
+        answer = carrying(url, state, method, params, era)
+        if method in ("tools/call", "resources/read", "prompts/get"):
+            assert answer["error"]["code"] == -32602, (method, params, answer)
+        else:
+            assert "error" not in answer or answer["error"]["code"] == -32601, (method, era, answer)
+
+
+def test_a_state_sent_anywhere_but_its_own_call_is_not_burnt() -> None:
+    counter = Counter()
+    with server_with_write(counter) as url:
+        body, headers, asked = first_round(url)
+        burn_attempts(url, asked["requestState"])
+        assert counter.runs == 0
+        done = call(url, accepted_retry(body, asked, 2), headers)  # its own caller's retry still writes, once
+        assert done["result"]["content"][0]["text"] == "3 dicatat"
+        assert call(url, accepted_retry(body, asked, 3), headers)["error"]["code"] == -32602
+    assert counter.runs == 1
+
+
+def test_a_full_claim_store_refuses_new_confirmations_and_forgets_no_used_one() -> None:
+    counter = Counter()
+    with server_with_write(counter, max_claims=1) as url:
+        body_a, headers, asked_a = first_round(url, 3)
+        body_b, _, asked_b = first_round(url, 5)
+        assert call(url, accepted_retry(body_a, asked_a, 2), headers)["result"]["content"][0]["text"] == "3 dicatat"
+        refused = call(url, accepted_retry(body_b, asked_b, 3), headers)  # the store is full: refused, not evicted
+        assert refused["error"] == {"code": -32603, "message": FULL}
+        again = call(url, accepted_retry(body_a, asked_a, 4), headers)  # so the used one is still refused
+        assert again["error"]["code"] == -32602
+    assert counter.runs == 1
+
+
+@needs_redis
+def test_states_sent_elsewhere_or_forged_leave_no_key_in_the_shared_store(redis_url: str) -> None:
+    counter = Counter()
+    with server_with_write(counter, confirm_storage=redis_url) as url:
+        body, headers, asked = first_round(url)
+        state = asked["requestState"]
+        burn_attempts(url, state)
+        for junk in ("v1." + "A" * 80, "v1.bukan-state", "x" * 1000, state[:-4] + "AAAA"):
+            assert (
+                call(url, accepted_retry(body, {**asked, "requestState": junk}, 2), headers)["error"]["code"] == -32602
+            )
+            carrying(url, junk, "tools/list", {}, MODERN)
+        assert anyio.run(redis_keys, redis_url) == 0
+        assert call(url, accepted_retry(body, asked, 3), headers)["result"]["content"][0]["text"] == "3 dicatat"
+        assert anyio.run(redis_keys, redis_url) == 1  # the one verified, used confirmation
+    assert counter.runs == 1
+
+
+async def redis_keys(url: str) -> int:
+    """How many keys the Redis at `url` holds."""
+    client: coredis.Redis[str] = coredis.Redis.from_url(url, decode_responses=True)
+    return await client.dbsize()

@@ -1,7 +1,8 @@
 """The write tools over real HTTP on 127.0.0.1, against the real data service, with real tokens: who sees them
 (ASRAMA_WRITES and the scope asrama:write), a roll call confirmed through the SDK's client, the handshake era on
 stateless HTTP refused with a clear tool error, and every way a confirmation's raw rounds can go wrong (sent
-again, forged, changed, another caller, no capability, declined, cancelled, expired) writing nothing — or once.
+again, forged, changed, another caller, sent on other methods, no capability, declined, cancelled, expired) writing
+nothing — or once.
 
 Each test writes on its own dates, so the module's one data service never carries one test's records into another.
 """
@@ -393,6 +394,36 @@ def test_a_state_minted_for_one_caller_is_refused_for_another(raw_mcp: Mcp, idp:
     assert done["result"]["structuredContent"]["hasil"] == "ditulis"
     [change] = history(service_url, tanggal, "A003")
     assert change["oleh"] == "ust-ridwan"
+
+
+def test_another_caller_sending_a_seen_state_on_other_methods_does_not_burn_it(
+    raw_mcp: Mcp, idp: Idp, service_url: str
+) -> None:
+    """An onlooker who saw another's sealed state sends it with his own token on every method but the call it
+    confirms: none of them claims it, and its own caller's retry then writes once."""
+    tanggal = "2026-11-03"
+    victim, onlooker = token(idp, raw_mcp, sub="ust-ridwan"), token(idp, raw_mcp, sub="ustz-halimah")
+    body, headers, asked = asked_ok(raw_mcp.url, victim, roll_call(tanggal, ("A001", "sakit")))
+    state = asked["requestState"]
+    elsewhere: list[tuple[str, dict[str, Any], str]] = [
+        ("tools/list", {}, MODERN),
+        ("tools/list", {}, "legacy"),
+        ("ping", {}, "legacy"),
+        ("resources/read", {"uri": "asrama://kamar"}, MODERN),
+        ("tools/call", {"name": "daftar_izin", "arguments": {}}, MODERN),
+    ]
+    for method, params, era in elsewhere:
+        sent, sent_headers = rpc(method, {**params, "requestState": state}, era=era)
+        if method == "resources/read":
+            sent_headers["Mcp-Name"] = params["uri"]
+        send(raw_mcp.url, sent, sent_headers, onlooker)
+    invalid_state(send(raw_mcp.url, retry(body, state, 2), headers, onlooker))  # his own retry: not his to use
+    nothing_written(service_url, tanggal)
+    done = send(raw_mcp.url, retry(body, state, 3), headers, victim)
+    assert done["result"]["structuredContent"]["hasil"] == "ditulis", done
+    invalid_state(send(raw_mcp.url, retry(body, state, 4), headers, victim))  # and once only
+    [change] = history(service_url, tanggal, "A001")
+    assert (change["oleh"], change["kunci"]) == ("ust-ridwan", key_of(state))
 
 
 def test_a_client_without_the_elicitation_capability_gets_32021(raw_mcp: Mcp, idp: Idp, service_url: str) -> None:

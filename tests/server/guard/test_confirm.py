@@ -1,8 +1,20 @@
-"""The claim store behind single-use confirmations: a key is claimed once within its TTL, then forgotten; bounded."""
+"""The claim store behind single-use confirmations: a key is claimed once within its TTL, then forgotten; bounded
+without forgetting an unexpired claim; and a state the SDK did not verify is never claimed nor let through."""
+
+from typing import Annotated
 
 import pytest
+from mcp import Client
+from mcp.server.mcpserver import Elicit, ElicitationResult, Resolve
+from mcp.server.request_state import RequestStateBoundary
+from mcp.shared.exceptions import MCPError
+from mcp_types import ElicitResult
+from pydantic import BaseModel
 
-from mcp_asrama.server.guard.confirm import MemoryClaims, digest
+from mcp_asrama.server.app import build_server
+from mcp_asrama.server.guard.confirm import UNVERIFIED, ClaimsFull, MemoryClaims, digest
+from mcp_asrama.server.settings import ServerSettings
+from tests.server.support import closed_port_url
 
 pytestmark = pytest.mark.anyio
 
@@ -26,11 +38,49 @@ async def test_a_key_is_claimed_once_within_its_ttl_then_forgotten() -> None:
     assert await claims.claim("k", ttl=600) is True  # the state it named has expired by now: the SDK refuses it anyway
 
 
-async def test_the_store_is_bounded() -> None:
-    claims = MemoryClaims(max_keys=3, clock=Clock())
-    for key in "abcd":
+async def test_a_full_store_refuses_new_claims_and_forgets_none_before_its_ttl() -> None:
+    clock = Clock()
+    claims = MemoryClaims(max_keys=3, clock=clock)
+    for key in "abc":
         assert await claims.claim(key, ttl=600)
-    assert "a" not in claims and "d" in claims
+    with pytest.raises(ClaimsFull):
+        await claims.claim("d", ttl=600)
+    assert "d" not in claims
+    assert await claims.claim("a", ttl=600) is False  # still claimed: a full store never evicts
+    clock.now += 600
+    assert await claims.claim("d", ttl=600) is True  # once the old claims expire there is room again
+    assert "a" not in claims
+
+
+class Setuju(BaseModel):
+    setuju: bool
+
+
+async def tanya() -> Elicit[Setuju]:
+    return Elicit("Tulis?", Setuju)
+
+
+async def test_a_state_the_sdk_did_not_verify_is_refused_and_claims_nothing() -> None:
+    """Were the SDK's boundary ever to stop verifying a confirming method (here: taken out), the state reaching
+    the claim is the one that arrived: refused (-32603), nothing claimed, the tool never runs."""
+    server = build_server(ServerSettings(api_url=closed_port_url(), api_token="t"))
+    runs: list[bool] = []
+
+    async def tulis(jawaban: Annotated[ElicitationResult[Setuju], Resolve(tanya)]) -> str:
+        runs.append(True)
+        return "ditulis"
+
+    server.tool(name="tulis")(tulis)
+    server.middleware[:] = [m for m in server.middleware if not isinstance(m, RequestStateBoundary)]
+
+    async def accept(_ctx: object, _params: object) -> ElicitResult:
+        return ElicitResult(action="accept", content={"setuju": True})
+
+    async with Client(server, mode="2026-07-28", cache=None, elicitation_callback=accept) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("tulis", {})
+    assert (refused.value.error.code, refused.value.error.message) == (-32603, UNVERIFIED)
+    assert runs == []
 
 
 def test_a_digest_never_holds_the_token() -> None:

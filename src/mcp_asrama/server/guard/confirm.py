@@ -1,18 +1,22 @@
-"""Each confirmation is used at most once: a sealed `requestState` is claimed the first time a round carrying it
-runs, and any later round carrying the same one is refused like an invalid state (`-32602`), before the tool runs.
+"""Each confirmation is used at most once, and only by the call it confirms: a sealed `requestState` is claimed the
+first time a verified round carrying it runs, and any later round carrying the same one is refused like an invalid
+state (`-32602`), before the tool runs.
 
 The SDK seals `requestState` (bound to method, tool, arguments, audience and principal) but does not make it
 single-use: the same accepted retry sent three times would run a write three times. Every sealed token is unique
 (a fresh nonce per mint), so its digest names one round of one confirmation. The SDK has no hook for this; two
 middlewares around its `RequestStateBoundary` (outermost first) do it:
-- `Noted`, in front of the boundary, notes the digest of the sealed token as it arrived;
-- `Claimed`, behind it, claims that digest once the boundary has verified the token (a forged or expired one is
-  refused there and never claims anything). The claimed digest is the confirmation's key for an idempotent write
+- `noted`, in front of the boundary, notes the sealed token as it arrived on a method that carries confirmations
+  (`CONFIRMING`: `tools/call`; no resource or prompt of this server asks one), never on any other method;
+- `Claimed`, behind it, claims that token's digest only once the boundary has verified it: the boundary replaces a
+  verified token with the plaintext it decoded, and refuses (`-32602`) a forged, expired, misbound or another
+  principal's one before anything is claimed. The claimed digest is the confirmation's key for an idempotent write
   at the service (`confirmation_key`).
 Claims live in a `ClaimStore`, for as long as a state can be valid (its TTL): this process's `MemoryClaims`
-(bounded), or `SharedClaims` in a Redis every replica shares (`ASRAMA_CONFIRM_STORAGE=redis://...`, through the
-`limits` library: a fixed window of one hit per key is an atomic claim there). A store that cannot be reached
-refuses the round (`-32603`), never lets it through unclaimed.
+(bounded: a full store refuses new claims, never forgets an unexpired one), or `SharedClaims` in a Redis every
+replica shares (`ASRAMA_CONFIRM_STORAGE=redis://...`, through the `limits` library: a fixed window of one hit per key
+is an atomic claim there). A store that is full or cannot be reached refuses the round (`-32603`, audited as
+`refused`), never lets it through unclaimed.
 """
 
 import hashlib
@@ -23,7 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from limits import RateLimitItemPerSecond
 from limits.aio.strategies import FixedWindowRateLimiter
@@ -43,17 +47,26 @@ def replayed() -> MCPError:
     )
 
 
-_arrived: ContextVar[str | None] = ContextVar("asrama_request_state_digest", default=None)
+# The methods whose requests carry confirmations (the write tools' answers); a state on any other is never claimed.
+CONFIRMING = frozenset({"tools/call"})
+_arrived: ContextVar[str | None] = ContextVar("asrama_request_state", default=None)
 _claimed: ContextVar[str | None] = ContextVar("asrama_confirmation_key", default=None)
 
 
 log = logging.getLogger(__name__)
 UNCLAIMABLE = "The confirmation could not be checked (its store is unreachable); nothing was written. Try again."
+FULL = "Too many confirmations are open on this server; nothing was written. Try again in a few minutes."
+UNVERIFIED = "The confirmation could not be checked; nothing was written."
+
+
+class ClaimsFull(Exception):
+    """The store holds as many unexpired claims as it may (`args[0]`): a new one is refused, none is forgotten."""
 
 
 class ClaimStore(Protocol):
-    """An atomic set of claimed keys: `claim` is true exactly once per key within `ttl` seconds; `close` lets go
-    of its connections (at the end of the server's lifespan)."""
+    """An atomic set of claimed keys: `claim` is true exactly once per key within `ttl` seconds (or raises
+    `ClaimsFull` when it can hold no more); `close` lets go of its connections (at the end of the server's
+    lifespan)."""
 
     async def claim(self, key: str, ttl: float) -> bool: ...
 
@@ -61,7 +74,9 @@ class ClaimStore(Protocol):
 
 
 class MemoryClaims:
-    """Claims held by this process: forgotten after their TTL, at most `max_keys` (the oldest go first)."""
+    """Claims held by this process: forgotten after their TTL (one TTL for all, so the oldest expire first), at most
+    `max_keys`; when that many are unexpired a new claim raises `ClaimsFull` (evicting one would let its
+    confirmation run again)."""
 
     def __init__(self, *, max_keys: int = 100_000, clock: Callable[[], float] = time.monotonic) -> None:
         self.max_keys = max_keys
@@ -79,8 +94,8 @@ class MemoryClaims:
                 self._until.popitem(last=False)
             if key in self._until:
                 return False
-            while len(self._until) >= self.max_keys:
-                self._until.popitem(last=False)
+            if len(self._until) >= self.max_keys:
+                raise ClaimsFull(self.max_keys)
             self._until[key] = now + ttl
             return True
 
@@ -118,32 +133,44 @@ def confirmation_key() -> str | None:
 
 
 async def noted(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    """Note the digest of the sealed `requestState` as it arrived (in front of the SDK's boundary)."""
-    state = ctx.params.get("requestState") if isinstance(ctx.params, dict) else None
-    token = _arrived.set(digest(state) if isinstance(state, str) else None)
+    """Note the sealed `requestState` as it arrived on a confirming method (in front of the SDK's boundary)."""
+    state = ctx.params.get("requestState") if ctx.method in CONFIRMING and ctx.params is not None else None
+    token = _arrived.set(state if isinstance(state, str) else None)
     try:
         return await call_next(ctx)
     finally:
         _arrived.reset(token)
 
 
+def verified(ctx: ServerRequestContext[Any, Any], sealed: str) -> bool:
+    """Whether the SDK's boundary verified `sealed` (seal, expiry, binding, audience, principal): it hands on only
+    the plaintext it decoded from a verified token, always shorter than the token, and refuses any other."""
+    return ctx.params is not None and ctx.params.get("requestState") != sealed
+
+
 class Claimed:
-    """Claim the noted digest once the SDK's boundary has verified the state (behind it)."""
+    """Claim the noted state once the SDK's boundary has verified it (behind it)."""
 
     def __init__(self, claims: ClaimStore, ttl: float) -> None:
         self.claims = claims
         self.ttl = ttl
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        key = _arrived.get()
-        if key is None:
+        sealed = _arrived.get()
+        if sealed is None:
             return await call_next(ctx)
+        if not verified(ctx, sealed):  # only if the SDK stopped verifying this method: fail closed, claim nothing
+            log.error("requestState reached the tool unverified", extra={"method": ctx.method})
+            self._refuse(UNVERIFIED)
+        key = digest(sealed)
         try:
             fresh = await self.claims.claim(key, self.ttl)
+        except ClaimsFull as full:
+            log.warning("confirmation store full", extra={"max_keys": full.args[0]})
+            self._refuse(FULL)
         except Exception as exc:  # fail closed: an unchecked confirmation is never used
             log.error("confirmation store unreachable", extra={"error": type(exc).__name__})
-            audit.note_write("refused")
-            raise MCPError(code=INTERNAL_ERROR, message=UNCLAIMABLE) from None
+            self._refuse(UNCLAIMABLE)
         if not fresh:
             audit.note_write("replayed")
             raise replayed()
@@ -152,6 +179,12 @@ class Claimed:
             return await call_next(ctx)
         finally:
             _claimed.reset(token)
+
+    @staticmethod
+    def _refuse(message: str) -> NoReturn:
+        """Refuse the round (`-32603`, audited as refused): nothing runs, nothing is claimed."""
+        audit.note_write("refused")
+        raise MCPError(code=INTERNAL_ERROR, message=message) from None
 
 
 def install(middleware: list[ServerMiddleware[Any]], claims: ClaimStore, ttl: float) -> None:

@@ -4,6 +4,7 @@ from mcp_asrama.client.client import AsramaClient, make_http_client
 from mcp_asrama.client.exceptions import (
     AsramaError,
     BadResponse,
+    Changed,
     Conflict,
     NoMultiFilter,
     NotFound,
@@ -18,6 +19,7 @@ __all__ = [
     "AsramaClient",
     "AsramaError",
     "BadResponse",
+    "Changed",
     "Conflict",
     "NoMultiFilter",
     "NotFound",

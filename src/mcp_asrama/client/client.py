@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from mcp_asrama.client.exceptions import (
     AsramaError,
     BadResponse,
+    Changed,
     Conflict,
     NoMultiFilter,
     NotFound,
@@ -42,13 +43,14 @@ from mcp_asrama.client.models import (
     RekapPelanggaran,
     Setoran,
 )
-from mcp_asrama.contract import FILTER_GANDA, FITUR_HEADER
+from mcp_asrama.contract import BERUBAH, FILTER_GANDA, FITUR_HEADER, KONFLIK_HEADER, NILAI_LAMA
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
 Values = str | Sequence[str] | None  # one value of a filter, or several (kelas/kamar IN ...: our service only)
 Params = list[tuple[str, Any]]
 MULTI_VALUED = ("kelas", "kamar")
+OLD_VALUES = ("status_lama", "keterangan_lama")  # a write's precondition: sent only to a service marking NILAI_LAMA
 
 
 def make_http_client(
@@ -68,7 +70,9 @@ def make_http_client(
     )
 
 
-def _status_error(status: int) -> AsramaError:
+def _status_error(status: int, headers: httpx2.Headers) -> AsramaError:
+    if status == 409 and headers.get(KONFLIK_HEADER) == BERUBAH:
+        return Changed("a record changed since it was read (HTTP 409)", status=status)
     if status in (401, 403):
         return ServiceAuthError(f"service refused the token (HTTP {status})", status=status)
     if status == 404:
@@ -111,8 +115,10 @@ class AsramaClient:
 
     def __init__(self, http: httpx2.AsyncClient) -> None:
         self._http = http
-        # Whether the service's last answer said it honours several values per filter (None: none seen yet).
+        # Whether the service's last answer said it honours several values per filter, and old values on writes
+        # (None: none seen yet).
         self.filter_ganda: bool | None = None
+        self.nilai_lama: bool | None = None
 
     async def _get(self, path: str, model: type[M], params: Params | None = None) -> M:
         """GET `path`; several values for kelas/kamar need an answer that says they were honoured
@@ -131,8 +137,9 @@ class AsramaClient:
             raise ServiceUnavailable(f"service unreachable ({type(exc).__name__})") from exc
         if response.status_code not in (200, 201):
             log.warning("service answered %s", response.status_code, extra={"path": path.split("/")[1]})
-            raise _status_error(response.status_code)
-        self.filter_ganda = FILTER_GANDA in response.headers.get(FITUR_HEADER, "").replace(" ", "").split(",")
+            raise _status_error(response.status_code, response.headers)
+        fitur = response.headers.get(FITUR_HEADER, "").replace(" ", "").split(",")
+        self.filter_ganda, self.nilai_lama = FILTER_GANDA in fitur, NILAI_LAMA in fitur
         if multi and not self.filter_ganda:
             raise NoMultiFilter(f"service ignores several values per filter on {path.split('/')[1]}")
         try:
@@ -194,7 +201,11 @@ class AsramaClient:
     async def catat_absensi(
         self, tanggal: date, entri: list[dict[str, Any]], *, actor: str | None, key: str
     ) -> HasilAbsensi:
-        """`POST /absensi/{tanggal}`: a roll call, all or nothing, once per `key`."""
+        """`POST /absensi/{tanggal}`: a roll call, all or nothing, once per `key`. Each entry's old values
+        (`status_lama`, `keterangan_lama`) go only to a service that said it honours them (`Changed` when a record
+        changed); to another they are left out, and it writes as before."""
+        if not self.nilai_lama:
+            entri = [{k: v for k, v in e.items() if k not in OLD_VALUES} for e in entri]
         path = f"/absensi/{tanggal.isoformat()}"
         return await self._post(path, HasilAbsensi, {"entri": entri}, _write_headers(actor, key))
 

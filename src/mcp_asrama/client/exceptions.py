@@ -7,6 +7,7 @@ AsramaError
 ├── NotFound             404: no such record (or no such route on that service)
 ├── ServiceRejected      another 4xx: the service refused the request as malformed
 │   └── Conflict         409: it conflicts with what is stored (an overlapping izin, one already ended)
+│       └── Changed      409 marked `berubah`: a record changed since the caller read the old values it sent
 ├── ServiceError         5xx: the service failed
 ├── BadResponse          the answer was not the JSON shape the contract promises
 └── NoMultiFilter        several values were sent for one filter, and the service did not say it honours them
@@ -43,6 +44,11 @@ class ServiceRejected(AsramaError):
 
 class Conflict(ServiceRejected):
     """The service answered 409: the write conflicts with what is stored."""
+
+
+class Changed(Conflict):
+    """The service answered 409 with `X-Asrama-Konflik: berubah`: a record is no longer what the write said it
+    read, and nothing was written."""
 
 
 class ServiceError(AsramaError):

@@ -16,7 +16,7 @@ from mcp.server.mcpserver.resolve import Elicit
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_asrama.client import AsramaError
+from mcp_asrama.client import AsramaError, Changed
 from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, Status, StatusCatat, Tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
@@ -30,6 +30,10 @@ WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent
 UNSUPPORTED = (
     "Layanan data asrama ini tidak mendukung pencatatan absensi lewat asisten (butuh layanan mcp-asrama). "
     "Tidak ada yang dicatat."
+)
+CHANGED = (
+    "Absensi berubah sejak pengguna ditanya (ada yang mencatat lebih dulu); tidak ada yang dicatat. Panggil "
+    "catat_absensi lagi dengan argumen yang sama: pengguna akan ditanya ulang dengan data terbaru."
 )
 
 
@@ -214,6 +218,18 @@ class HasilCatatAbsensi(Result):
     perubahan: list[PerubahanAnak] = Field(default_factory=list)
 
 
+def _row(b: Baris) -> dict[str, Any]:
+    """One student's line as sent: the new record and the old one the person was shown (the service refuses the
+    whole roll call when a stored record is no longer that one: someone else recorded meanwhile)."""
+    return {
+        "id_anak": b.id_anak,
+        "status": b.baru,
+        "keterangan": b.keterangan,
+        "status_lama": b.lama or BELUM_DICATAT,
+        "keterangan_lama": b.keterangan_lama,
+    }
+
+
 async def catat_absensi(
     ctx: Context,
     tanggal: Tanggal,
@@ -232,7 +248,8 @@ async def catat_absensi(
     (tetap izin): "semua hadir kecuali Citra izin" adalah satu panggilan. Semua atau tidak sama sekali: satu id
     yang tidak ada atau di luar wewenang berarti tidak ada yang dicatat. Sebelum menulis, pengguna diminta
     menyetujui daftar perubahannya; bila menolak, jangan ulangi tanpa diminta — tanyakan apa yang perlu diubah.
-    Catatan yang ditimpa tetap tersimpan di riwayat."""
+    Catatan yang ditimpa tetap tersimpan di riwayat; bila orang lain mencatat lebih dulu, tidak ada yang ditimpa:
+    panggil lagi agar pengguna ditanya ulang."""
     if not plan.berubah:  # nobody was asked (`konfirmasi` gave None): nothing to write
         audit.note_write("unchanged")
         return tool_result(
@@ -250,13 +267,13 @@ async def catat_absensi(
     if answer != "accepted":
         hasil, pesan = writes.not_written(answer)
         return tool_result(HasilCatatAbsensi(hasil=hasil, pesan=pesan, tanggal=plan.tanggal))
-    rows: list[dict[str, Any]] = [
-        {"id_anak": b.id_anak, "status": b.baru, "keterangan": b.keterangan} for b in plan.baris
-    ]
     try:
         done = await terbatas(ctx).client.catat_absensi(
-            plan.tanggal, rows, actor=writes.actor(ctx), key=writes.idempotency_key()
+            plan.tanggal, [_row(b) for b in plan.baris], actor=writes.actor(ctx), key=writes.idempotency_key()
         )
+    except Changed:
+        audit.note_write("changed")
+        raise ToolError(CHANGED) from None
     except AsramaError as exc:
         raise writes.write_failed(
             exc,

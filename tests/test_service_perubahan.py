@@ -32,7 +32,8 @@ from tests.e2e.conftest import free_port
 pytestmark = pytest.mark.anyio
 
 TODAY = date.today()
-KEYS = {"id", "jenis", "tanggal", "id_anak", "kamar"}
+KEYS = {"id", "jenis", "tanggal", "id_anak", "kamar", "kelas"}
+PLACE = {a["id"]: (a["kamar"], a["kelas"]) for a in TUTORIAL_ANAK}  # an event names its student's room, class
 PERSONAL = [str(a[f]) for a in TUTORIAL_ANAK for f in ("nama", "nik", "no_hp_wali", "alamat", "nama_wali")]
 IDS = [str(a["id"]) for a in TUTORIAL_ANAK]
 WAIT = 5.0  # seconds a frame may take to come (the feed's target is 0.2)
@@ -43,7 +44,8 @@ def day(offset: int = 0) -> str:
 
 
 def change(jenis: str, tanggal: str | None = None, id_anak: str | None = None) -> dict[str, Any]:
-    return {"jenis": jenis, "tanggal": tanggal, "id_anak": id_anak, "kamar": None}
+    kamar, kelas = PLACE.get(id_anak or "", (None, None))
+    return {"jenis": jenis, "tanggal": tanggal, "id_anak": id_anak, "kamar": kamar, "kelas": kelas}
 
 
 @asynccontextmanager

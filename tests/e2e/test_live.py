@@ -222,3 +222,71 @@ async def test_a_replica_asked_to_stop_ends_its_listens_gracefully_and_exits(
         assert process.wait(timeout=WAIT) is not None
     finally:
         stop(process)
+
+
+# --- once, and only to who may see ------------------------------------------------------------------------------
+
+
+async def updates_within(subscription: Subscription, seconds: float) -> list[str]:
+    """Every update that arrives within `seconds`."""
+    found: list[str] = []
+    with anyio.move_on_after(seconds):
+        async for event in subscription:
+            assert isinstance(event, ResourceUpdated)
+            found.append(event.uri)
+    return found
+
+
+@pytest.fixture
+def http_url(server_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    """One `serve --transport http` process (loopback, no auth) whose operator sees class 8B only (A002)."""
+    env = {key: value for key, value in server_env.items() if key.startswith("ASRAMA_")}
+    with mcp_process([], {**env, "ASRAMA_STDIO_SCOPE": "kelas:8B"}, tmp_path) as mcp:
+        yield mcp.url
+
+
+async def test_an_http_listener_hears_each_change_once_and_only_of_students_it_may_see(
+    http_url: str, live_service: str
+) -> None:
+    """Both response-mode apps used to run the lifespan, each following the feed: every update came twice. A
+    roll call of A001 (7A, Al-Fatih 1) is not told to a listener who sees class 8B, one of A002 (8B) is."""
+    async with (
+        Client(http_url, mode="2026-07-28", cache=None) as client,
+        client.listen(resource_subscriptions=[ABSENSI]) as subscription,
+    ):
+        assert await first_update_after(lambda s: roll_call(live_service, s, "A002"), lambda: next_update(subscription))
+        await updates_within(subscription, 1.0)  # what the warm-up writes still sent
+        roll_call(live_service, "sakit", id_anak="A002")
+        assert await updates_within(subscription, 1.5) == [ABSENSI]
+        roll_call(live_service, "alpa", id_anak="A001")
+        assert await updates_within(subscription, 1.5) == []
+
+
+async def test_a_handshake_session_hears_only_of_students_it_may_see(
+    server_env: dict[str, str], live_service: str
+) -> None:
+    send, received = anyio.create_memory_object_stream[str](100)
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            await send.send(str(message.params.uri))
+
+    async def within(seconds: float) -> list[str]:
+        found: list[str] = []
+        with anyio.move_on_after(seconds):
+            while True:
+                found.append(await received.receive())
+        return found
+
+    env = {**server_env, "ASRAMA_STDIO_SCOPE": "kamar:Aisyah 2"}  # A003 only
+    params = StdioServerParameters(command=EXECUTABLE, args=["serve"], env=env)
+    with send, received, warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        async with Client(params, mode="legacy", cache=None, message_handler=on_message) as client:
+            await client.subscribe_resource(ABSENSI)
+            assert await first_update_after(lambda s: roll_call(live_service, s, "A003"), received.receive)
+            await within(1.0)
+            roll_call(live_service, "sakit", id_anak="A001")
+            assert await within(1.5) == []
+            roll_call(live_service, "alpa", id_anak="A003")
+            assert await within(1.5) == [ABSENSI]

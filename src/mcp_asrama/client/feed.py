@@ -28,7 +28,8 @@ Jenis = Literal["absensi", "izin", "anak", "kamar", "pelanggaran", "hafalan", "k
 
 
 class Perubahan(BaseModel):
-    """One committed change: its kind and keys, never personal data (`id_anak` None: any student may have changed)."""
+    """One committed change: its kind and keys, never personal data (`id_anak` None: any student may have changed;
+    `kelas`/`kamar`: where that student is, when the service says)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -37,6 +38,7 @@ class Perubahan(BaseModel):
     tanggal: date | None = None
     id_anak: str | None = None
     kamar: str | None = None
+    kelas: str | None = None
 
 
 class Posisi(BaseModel):

@@ -12,10 +12,11 @@ from mcp.server.request_state import RequestStateSecurity
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.server import discovery, features, live, views
+from mcp_asrama.server import discovery, features, listen_gate, live, views
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
 from mcp_asrama.server.guard.access import SEMUA, Akses, current_principal
+from mcp_asrama.server.response_mode import Shared
 from mcp_asrama.server.settings import ServerSettings
 
 READS = (
@@ -58,7 +59,8 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     verifier = auth.token_verifier(settings)
     limiter = ratelimit.RateLimiter(settings)
     claims = confirm.claim_store(settings.confirm_storage)
-    updates = live.Live()
+    slots = listen_gate.Slots(settings.listen_maks, listen_gate.total_listens(settings.max_connections))
+    updates = live.Live(slots, limiter if ratelimit.applies(settings) else None)
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[AppState]:
@@ -69,7 +71,12 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
             if transport is None:
                 background.start_soon(updates.follow, http)
             try:
-                yield AppState(client=AsramaClient(http), scope_claim=settings.auth_scope_claim, local=local)
+                yield AppState(
+                    client=AsramaClient(http),
+                    scope_claim=settings.auth_scope_claim,
+                    local=local,
+                    kesehatan_min_anak=settings.kesehatan_min_anak,
+                )
             finally:
                 background.cancel_scope.cancel()
                 claims.close()
@@ -80,7 +87,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         title="Data Anak Asrama",
         version=__version__,
         instructions=READS + (WRITE_NOTE if settings.writes else ""),
-        lifespan=lifespan,
+        lifespan=Shared(lifespan),  # HTTP's two response-mode apps both enter it: once per process
         cache_hints={**CACHE_HINTS, "tools/list": _BY_CALLER} if settings.writes else CACHE_HINTS,
         token_verifier=verifier,
         request_state_security=security,

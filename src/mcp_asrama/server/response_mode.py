@@ -6,20 +6,27 @@ SDK sends only for a request carrying `_meta.progressToken` (and drops in JSON m
 request on the 2026-07-28 path and more on the handshake path (its response stream and tasks; measured in
 docs/benchmarks.md, "HTTP stack"), so an ordinary call should not pay it. The SDK has no per-request hook, so two of
 its apps stand behind one route: `ResponseMode` runs both apps' lifespans (their session managers) and hands each
-POST to one of them, by the body `routing_headers.RoutingHeaderCheck` has already read.
+POST to one of them, by the body `routing_headers.RoutingHeaderCheck` has already read. Both session managers
+enter the server's lifespan, so the server wraps it in `Shared`: entered once per process (one pooled client, one
+follower of the change feed: two would tell every listener of every change twice).
 
 What JSON mode gives up: the SDK's 2026-07-28 SSE path cancels a handler whose client went away; in JSON mode the
 handler runs to its end, bounded by the upstream timeouts. A client that wants long reads cut short asks for
 progress.
 """
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import Any, Generic, TypeVar
 
+import anyio
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
 from mcp_asrama.server.routing_headers import MESSAGE
+
+T = TypeVar("T")
+S = TypeVar("S")
 
 STREAMED_METHODS = frozenset({"subscriptions/listen"})
 
@@ -52,3 +59,32 @@ class ResponseMode:
             await self.plain(scope, receive, send)
         else:
             await self.streamed(scope, receive, send)
+
+
+class Shared(Generic[S, T]):
+    """A lifespan that several apps of one process enter: the first entry runs it, later ones get the same state,
+    and the last exit ends it. Entries must nest (as `ResponseMode` nests them): the first in is the last out, so
+    the lifespan's task group is left in the task and order it was entered."""
+
+    def __init__(self, lifespan: Callable[[S], AbstractAsyncContextManager[T]]) -> None:
+        self.lifespan = lifespan
+        self._lock = anyio.Lock()
+        self._entered = 0
+        self._stack: AsyncExitStack | None = None
+        self._state: Any = None
+
+    @asynccontextmanager
+    async def __call__(self, server: S) -> AsyncIterator[T]:
+        async with self._lock:
+            if self._entered == 0:
+                stack = AsyncExitStack()
+                self._state = await stack.enter_async_context(self.lifespan(server))
+                self._stack = stack
+            self._entered += 1
+        try:
+            yield self._state
+        finally:
+            self._entered -= 1
+            if self._entered == 0 and self._stack is not None:
+                stack, self._stack, self._state = self._stack, None, None
+                await stack.aclose()

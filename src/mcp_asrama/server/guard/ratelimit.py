@@ -133,12 +133,12 @@ class RateLimiter:
         self._strategy = MovingWindowRateLimiter(self._store.storage)
         self._failed_at = -math.inf  # when an unreachable store was last logged
 
-    async def acquire(self, subject: str) -> float:
-        """One hit in `subject`'s window: 0.0 if granted (or if the store cannot say), else the seconds until the
-        window's oldest request leaves it."""
+    async def acquire(self, subject: str, cost: int = 1) -> float:
+        """`cost` hits in `subject`'s window (all or none): 0.0 if granted (or if the store cannot say), else the
+        seconds until the window's oldest request leaves it."""
         try:
             with anyio.fail_after(STORE_TIMEOUT):
-                if await self._strategy.hit(self.item, NAMESPACE, subject):
+                if await self._strategy.hit(self.item, NAMESPACE, subject, cost=cost):
                     return 0.0
                 stats = await self._strategy.get_window_stats(self.item, NAMESPACE, subject)
         except Exception as exc:  # fail open: an unreachable store must not take the server down with it

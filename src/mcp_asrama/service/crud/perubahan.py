@@ -17,7 +17,7 @@ from typing import Any, Literal, get_args
 from sqlalchemy import Connection, delete, event, func, insert, select, text
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
-from mcp_asrama.service.models import Perubahan
+from mcp_asrama.service.models import Anak, Perubahan
 
 Jenis = Literal["absensi", "izin", "anak", "kamar", "pelanggaran", "hafalan", "kesehatan"]
 JENIS: tuple[Jenis, ...] = get_args(Jenis)
@@ -115,7 +115,22 @@ def oldest_of(conn: Connection) -> int | None:
 
 
 def after(conn: Connection, since: int, limit: int) -> list[dict[str, Any]]:
-    """Up to `limit` events after id `since`, oldest first: id, jenis and the keys."""
+    """Up to `limit` events after id `since`, oldest first: id, jenis and the keys, with the named student's room
+    and class as they are when read (so a reader can tell only those who may see the student; null for a
+    student no longer stored)."""
     t = Perubahan
-    query = select(t.id, t.jenis, t.tanggal, t.id_anak, t.kamar).where(t.id > since).order_by(t.id).limit(limit)
+    query = (
+        select(
+            t.id,
+            t.jenis,
+            t.tanggal,
+            t.id_anak,
+            func.coalesce(t.kamar, Anak.kamar).label("kamar"),
+            Anak.kelas,
+        )
+        .outerjoin(Anak, Anak.id == t.id_anak)
+        .where(t.id > since)
+        .order_by(t.id)
+        .limit(limit)
+    )
     return [dict(row) for row in conn.execute(query).mappings()]

@@ -49,12 +49,13 @@ def write(path: Path, text: str, encoding: str = "utf-8") -> Path:
 def students(sessions: sessionmaker[Session]) -> dict[str, dict[str, Any]]:
     with sessions() as session:
         rows = session.execute(select(Anak.__table__)).mappings()
-        return {r["id"]: {k: v for k, v in r.items() if k != "no"} for r in rows}
+        return {r["id"]: {k: v for k, v in r.items() if k not in ("no", "kelas_kunci", "kamar_kunci")} for r in rows}
 
 
 def rooms(sessions: sessionmaker[Session]) -> dict[str, dict[str, Any]]:
     with sessions() as session:
-        return {r["nama"]: dict(r) for r in session.execute(select(Kamar.__table__)).mappings()}
+        rows = session.execute(select(Kamar.__table__)).mappings()
+        return {r["nama"]: {k: v for k, v in r.items() if k != "kunci"} for r in rows}
 
 
 def rejected(sessions: sessionmaker[Session], kind: Any, path: Path) -> list[str]:

@@ -13,9 +13,11 @@ counsellor `["peran:bk"]` (plus whatever else they may see). A role alone shows 
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from mcp.server.auth.middleware.auth_context import get_access_token
+
+from mcp_asrama.names import fold, tidy
 
 log = logging.getLogger(__name__)
 
@@ -32,16 +34,6 @@ def _ignored(reason: str) -> None:
     if reason not in _reported:
         _reported.add(reason)
         log.warning("scope claim entry gives no access", extra={"reason": reason})
-
-
-@lru_cache(maxsize=4096)  # a school has a few hundred room and class names; rows repeat them
-def fold(value: str) -> str:
-    """The form names are compared in: whitespace collapsed, case folded."""
-    return " ".join(value.split()).casefold()
-
-
-def _tidy(value: str) -> str:
-    return " ".join(value.split())
 
 
 @dataclass(frozen=True)
@@ -96,7 +88,7 @@ class Akses:
             elif not name.strip():
                 _ignored("an entry has no name after its kind")
             else:
-                (kamar if kind == "kamar" else kelas).add(_tidy(name))
+                (kamar if kind == "kamar" else kelas).add(tidy(name))
         return cls(semua=semua, kamar=frozenset(kamar), kelas=frozenset(kelas), peran=frozenset(peran))
 
     @property

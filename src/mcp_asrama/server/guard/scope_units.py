@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import anyio
 
 from mcp_asrama.client.client import Values
-from mcp_asrama.server.guard.access import fold
+from mcp_asrama.names import fold
 
 Unit = tuple[Values, Values]  # (kelas, kamar) filters of one upstream request: each one value, several, or none
 T = TypeVar("T")

@@ -37,8 +37,9 @@ from mcp_asrama.client.models import (
     RekapAbsensi,
     RekapAnak,
 )
+from mcp_asrama.names import fold
 from mcp_asrama.server.core import state_of
-from mcp_asrama.server.guard.access import Akses, fold
+from mcp_asrama.server.guard.access import Akses
 from mcp_asrama.server.guard.scope_units import Unit, as_filter, gather, overlap
 from mcp_asrama.server.progress import Kemajuan, pages_left
 

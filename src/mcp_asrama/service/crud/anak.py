@@ -7,8 +7,9 @@ from itertools import product
 from typing import Any
 
 from sqlalchemy import ColumnElement, Integer, column, func, or_, select, text
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from mcp_asrama.names import fold
 from mcp_asrama.service.crud.common import dialect, existing_ids
 from mcp_asrama.service.db import NAME_INDEX
 from mcp_asrama.service.models import Anak
@@ -49,15 +50,13 @@ FilterValues = str | Sequence[str] | None
 """A class or room filter: one value, or several (any of them matches); empty values are ignored."""
 
 
-def _any_of(column: Any, values: FilterValues) -> ColumnElement[bool] | None:
-    """`column` equal to one of `values`, both sides lowered by the database (Python's lower() and SQLite's, ASCII
-    only, disagree on "Ü"); None when no value is given."""
-    wanted = list(dict.fromkeys(v for v in ([values] if isinstance(values, str) else values or ()) if v))
+def _any_of(key: InstrumentedAttribute[str | None], values: FilterValues) -> ColumnElement[bool] | None:
+    """The name whose key column is `key` equal to one of `values`, compared by their fold (whitespace and Unicode
+    case, as the MCP server's scope check compares); None when no value is given."""
+    wanted = list(dict.fromkeys(fold(v) for v in ([values] if isinstance(values, str) else values or ()) if v))
     if not wanted:
         return None
-    if len(wanted) == 1:
-        return func.lower(column) == func.lower(wanted[0])
-    return func.lower(column).in_([func.lower(v) for v in wanted])
+    return key == wanted[0] if len(wanted) == 1 else key.in_(wanted)
 
 
 def anak_filters(
@@ -72,7 +71,7 @@ def anak_filters(
     filters: list[ColumnElement[bool]] = []
     if nama:
         filters.append(_nama_contains(session, nama))
-    filters.extend(f for f in (_any_of(Anak.kelas, kelas), _any_of(Anak.kamar, kamar)) if f is not None)
+    filters.extend(f for f in (_any_of(Anak.kelas_kunci, kelas), _any_of(Anak.kamar_kunci, kamar)) if f is not None)
     if status:
         filters.append(Anak.status == status)
     if id_anak:

@@ -7,7 +7,9 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from mcp_asrama.service.crud.kamar import refuse_clashes
 from mcp_asrama.service.models import Anak, Base, Kamar
+from mcp_asrama.service.models.anak import NAME_KEYS
 
 
 def dialect(session: Session) -> str:
@@ -15,13 +17,18 @@ def dialect(session: Session) -> str:
 
 
 def upsert(session: Session, model: type[Base], rows: Sequence[dict[str, Any]], key: Iterable[str]) -> None:
-    """Insert `rows` into `model`'s table, updating the rows whose `key` columns already exist."""
+    """Insert `rows` into `model`'s table, updating the rows whose `key` columns already exist; a name's key column
+    follows the name (`NAME_KEYS`). Rooms: NameClash when a new name folds onto a stored room's or another row's."""
     if not rows:
         return
+    if model is Kamar:
+        refuse_clashes(session, [row["nama"] for row in rows])
     key = list(key)
     insert = postgresql.insert if dialect(session) == "postgresql" else sqlite.insert
     statement = insert(model)
-    updates = {c: statement.excluded[c] for c in rows[0] if c not in key}
+    names = NAME_KEYS.get(model.__tablename__, {})
+    written = [*rows[0], *(names[c] for c in rows[0] if c in names)]
+    updates = {c: statement.excluded[c] for c in written if c not in key}
     session.execute(statement.on_conflict_do_update(index_elements=key, set_=updates), rows)
 
 

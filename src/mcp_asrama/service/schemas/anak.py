@@ -9,7 +9,16 @@ from pydantic import (
     StringConstraints,
 )
 
-from mcp_asrama.service.schemas.common import AnakId, JenisKelamin, StatusAnak, Strict, Tanggal, TanpaNul, Teks
+from mcp_asrama.service.schemas.common import (
+    AnakId,
+    JenisKelamin,
+    Rapi,
+    StatusAnak,
+    Strict,
+    Tanggal,
+    TanpaNul,
+    Teks,
+)
 
 
 class AnakIn(Strict):
@@ -17,8 +26,8 @@ class AnakIn(Strict):
 
     id: AnakId
     nama: Teks
-    kelas: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20), TanpaNul]
-    kamar: Annotated[str, StringConstraints(strip_whitespace=True, max_length=100), TanpaNul] | None = None
+    kelas: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20), TanpaNul, Rapi]
+    kamar: Annotated[str, StringConstraints(strip_whitespace=True, max_length=100), TanpaNul, Rapi] | None = None
     status: StatusAnak = "aktif"
     jenis_kelamin: JenisKelamin | None = None
     nama_wali: Teks | None = None

@@ -16,6 +16,8 @@ from pydantic import (
     StringConstraints,
 )
 
+from mcp_asrama.names import tidy
+
 ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 
 
@@ -27,6 +29,8 @@ def _without_nul(value: str) -> str:
 
 
 TanpaNul = AfterValidator(_without_nul)
+Rapi = AfterValidator(tidy)
+"""A room or class name is stored tidy (whitespace collapsed, `mcp_asrama.names`) and matched by its fold."""
 AnakId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 Teks = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), TanpaNul]
 Cari = Annotated[str, StringConstraints(max_length=200), TanpaNul]

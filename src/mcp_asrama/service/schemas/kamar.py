@@ -8,13 +8,13 @@ from pydantic import (
     StringConstraints,
 )
 
-from mcp_asrama.service.schemas.common import Strict, TanpaNul, Teks
+from mcp_asrama.service.schemas.common import Rapi, Strict, TanpaNul, Teks
 
 
 class KamarIn(Strict):
     """A room as imported."""
 
-    nama: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TanpaNul]
+    nama: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), TanpaNul, Rapi]
     gedung: Teks
     kapasitas: int = Field(ge=0, le=1000)
     musyrif: Teks | None = None

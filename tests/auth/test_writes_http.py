@@ -295,6 +295,29 @@ async def test_the_office_grants_and_ends_an_izin_over_http_and_a_musyrif_cannot
     assert marked["oleh"] == removed["oleh"] == "kantor-1"
 
 
+async def test_a_counsellor_records_violations_only_within_his_room_over_http(
+    writes_mcp: Mcp, idp: Idp, service_url: str
+) -> None:
+    """`peran:bk` with asrama:write reads every student's violations but records only for his room/class scope:
+    alone, for no one."""
+    tanggal = "2026-11-04"
+    person = Person(ElicitResult(action="accept", content={"setuju": True}))
+    violation = {"tanggal": tanggal, "jenis": "membawa_hp"}
+    alone = idp.mint(writes_mcp.public_url, sub="bk-1", scope=WRITE, asrama_scope=["peran:bk"])
+    with_room = idp.mint(writes_mcp.public_url, sub="bk-2", scope=WRITE, asrama_scope=["kamar:Aisyah 2", "peran:bk"])
+    for counsellor, allowed in ((alone, set()), (with_room, {"A003"})):
+        async with sdk_client(writes_mcp.url, counsellor, MODERN, person) as client:
+            for id_anak in ("A001", "A002", "A003"):
+                seen = await client.call_tool("pelanggaran_anak", {"id_anak": id_anak})
+                assert not seen.is_error, seen  # he reads everyone's violations
+                made = await client.call_tool("catat_pelanggaran", {"id_anak": id_anak, **violation})
+                assert made.is_error == (id_anak not in allowed), (id_anak, made)
+    answer = httpx2.get(f"{service_url}/pelanggaran", headers=SERVICE, timeout=TIMEOUT)
+    assert answer.status_code == 200, answer.text
+    stored = [(r["id_anak"], r["dicatat_oleh"]) for r in answer.json()["data"] if r["tanggal"] == tanggal]
+    assert stored == [("A003", "bk-2")]
+
+
 def test_without_asrama_writes_a_write_token_sees_no_write_tools(jwt_mcp: Mcp, idp: Idp, service_url: str) -> None:
     writer = token(idp, jwt_mcp, WRITE)
     for era in ("legacy", MODERN):

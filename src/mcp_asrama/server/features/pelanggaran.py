@@ -2,8 +2,9 @@
 a violation with the person's confirmation.
 
 Who sees what: violations of the students in the caller's room/class scope; with `peran:bk` (counselling) of every
-student. A violation's note (`keterangan`, which may name other children) goes to the service and is never shown
-again, nor is who recorded it: no output model here declares them.
+student. Who records: only for the students in the room/class scope, whatever the roles. A violation's note
+(`keterangan`, which may name other children) goes to the service and is never shown again, nor is who recorded it:
+no output model here declares them.
 """
 
 from dataclasses import dataclass
@@ -37,6 +38,10 @@ from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 TOP = 10
 UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data pelanggaran (butuh layanan mcp-asrama)."
+BK_READS = (
+    "Pelanggaran hanya dapat dicatat untuk anak di kamar atau kelas wewenang Anda; peran:bk menambah pelanggaran "
+    "yang dapat dilihat, bukan yang dapat dicatat."
+)
 
 
 class PerKategori(BaseModel):
@@ -175,14 +180,21 @@ class RencanaPelanggaran:
 async def rencana_pelanggaran(
     ctx: Context, id_anak: str, tanggal: date, jenis: str, keterangan: str | None = None, poin: int | None = None
 ) -> RencanaPelanggaran:
-    """The violation, checked against the student (visible to the caller) and the school's list of kinds."""
+    """The violation, checked against the student (in the caller's room/class scope: `peran:bk` widens only what
+    may be read, never what may be written) and the school's list of kinds."""
     not_future(tanggal)
-    view = terbatas(ctx).pelanggaran_view()
-    if view.akses.kosong:
-        raise ToolError(NO_ACCESS)
-    anak = await satu_anak(view, id_anak)
+    reader = terbatas(ctx)
     try:
-        kinds = (await view.client.jenis_pelanggaran()).data
+        if reader.akses.kosong:
+            raise ToolError(NO_ACCESS)
+        anak = await satu_anak(reader, id_anak)
+    except ToolError:
+        if reader.akses.bk:  # a student the counsellor may read: say why this one cannot be recorded
+            await satu_anak(reader.pelanggaran_view(), id_anak)
+            raise ToolError(BK_READS) from None
+        raise
+    try:
+        kinds = (await reader.client.jenis_pelanggaran()).data
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     kind = next((k for k in kinds if k.kode == jenis), None)

@@ -10,6 +10,7 @@ from mcp_asrama import logs
 from mcp_asrama.config import is_loopback
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.guard.limits_storage import MEMORY
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.transport import HEALTH_PATHS, MCP_PATH, http_app, serve_stdio
 from mcp_asrama.stack import Stack
@@ -31,6 +32,17 @@ def check_bind(settings: ServerSettings) -> None:
         raise UnsafeBind(
             f"refusing to serve MCP over HTTP on {settings.mcp_host} without authentication: set ASRAMA_AUTH=jwt "
             "(--auth jwt) or bind 127.0.0.1"
+        )
+
+
+def warn_unshared_claims(settings: ServerSettings) -> None:
+    """One warning when ASRAMA_STATE_KEYS is set (shared keys mean replicas finishing each other's confirmations)
+    but confirmations are claimed in this process's memory: each could then be used once per replica."""
+    if settings.state_keys and settings.confirm_storage == MEMORY:
+        log.warning(
+            "ASRAMA_STATE_KEYS is set but confirmations are claimed in memory: with several replicas each "
+            "confirmation can be used once per replica; set ASRAMA_CONFIRM_STORAGE to a Redis they all share",
+            extra={"confirm_storage": MEMORY},
         )
 
 
@@ -67,6 +79,7 @@ def serve(settings: ServerSettings) -> None:
     check_bind(settings)
     stack = Stack()  # ASRAMA_HTTP, ASRAMA_LOOP: refused before anything starts
     server = build_server(settings)
+    warn_unshared_claims(settings)
     log.info("mcp server starting", extra={"transport": settings.transport, "api_url": settings.base_url})
     if settings.transport == "stdio":
         name_resources_in_logs(server)

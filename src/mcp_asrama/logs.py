@@ -159,13 +159,18 @@ access_log = logging.getLogger("mcp_asrama.access")
 # Answers of the doors (no token, wrong Origin, oversize, wrong Host, rate limited, too many connections): a flood
 # of them is counted, not logged line by line.
 REFUSALS = frozenset({401, 403, 413, 421, 429, 503})
+# Set in the ASGI scope by an app that answers a routine request (the MCP server's `tools/list`, `ping`, a
+# notification: no data, and a client may send them at any rate): counted like refusals, not a line each.
+ROUTINE = "mcp_asrama.access.routine"
 
 
 class RefusalTally:
-    """Refused requests counted per (method, route, status); one line per `interval` seconds (the first at once)."""
+    """Requests counted per (method, route, status); one line per `interval` seconds (the first at once)."""
 
-    def __init__(self, interval: float = 10.0) -> None:
+    def __init__(self, interval: float = 10.0, message: str = "requests refused", field: str = "refused") -> None:
         self.interval = interval
+        self.message = message
+        self.field = field
         self._counts: dict[tuple[str, str, int], int] = {}
         self._written_at = -math.inf
 
@@ -174,15 +179,16 @@ class RefusalTally:
         self._counts[key] = self._counts.get(key, 0) + 1
         now = time.monotonic()
         if now - self._written_at >= self.interval:
-            refused = [{"method": m, "route": r, "status": st, "count": n} for (m, r, st), n in self._counts.items()]
-            access_log.info("requests refused", extra={"refused": refused, "interval_s": self.interval})
+            counted = [{"method": m, "route": r, "status": st, "count": n} for (m, r, st), n in self._counts.items()]
+            access_log.info(self.message, extra={self.field: counted, "interval_s": self.interval})
             self._counts.clear()
             self._written_at = now
 
 
 class AccessLog:
     """Pure ASGI middleware: one line per HTTP request once it is answered (method, route template, status,
-    duration), never the path's values or a query string; refusals (`REFUSALS`) counted, one line per interval.
+    duration), never the path's values or a query string; refusals (`REFUSALS`) and routine requests (`ROUTINE`)
+    counted, one line per interval each.
 
     uvicorn's access line holds the raw path (`/anak/PrayogaLestari`); Starlette and FastAPI leave the matched route
     in `scope["route"]`, whose `path` is the template (`/anak/{id_anak}`). Without a route: the path if it is one
@@ -193,6 +199,7 @@ class AccessLog:
         self.app = app
         self.plain_paths = frozenset(plain_paths)
         self.refusals = RefusalTally()
+        self.routine = RefusalTally(message="routine requests", field="routine")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -219,6 +226,9 @@ class AccessLog:
         route = self.route(scope)
         if status in REFUSALS:
             self.refusals.count(scope["method"], route, status)
+            return
+        if scope.get(ROUTINE) and 200 <= status < 300:
+            self.routine.count(scope["method"], route, status)
             return
         access_log.info(
             "%s %s %s",

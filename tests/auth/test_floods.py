@@ -1,6 +1,7 @@
 """Over real HTTP: a flood of bad or missing tokens is refused cheaply — each token verified once, refusals logged
 aggregated, requests without a valid token bucketed per client address."""
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,3 +68,28 @@ def test_requests_without_a_valid_token_are_bucketed_per_client_address(limited_
     assert len(lines(limited_mcp, "rate limited")) <= 1  # refusals logged once a minute per subject
     valid = idp.mint(limited_mcp.public_url)
     assert post(limited_mcp.url, "resources/read", {"uri": "asrama://kamar"}, token=valid).status_code == 200
+
+
+def test_a_flood_of_free_requests_does_not_fill_the_log(jwt_mcp: Mcp, idp: Idp) -> None:
+    """`tools/list` and `ping` wrote one access line each (19.8 MB per 100k); now they are counted, a line per
+    interval, while a read still gets its own line."""
+    token = idp.mint(jwt_mcp.public_url)
+    before = len(lines(jwt_mcp, '"POST /mcp 200"'))
+    for method in ("tools/list", "ping") * (FLOOD // 2):
+        assert post(jwt_mcp.url, method, token=token).status_code == 200
+    assert len(lines(jwt_mcp, '"POST /mcp 200"')) == before
+    assert 1 <= len(lines(jwt_mcp, "routine requests")) <= 2
+    assert post(jwt_mcp.url, "resources/read", {"uri": "asrama://kamar"}, token=token).status_code == 200
+    deadline = time.monotonic() + 5  # the line is written once the answer has gone out
+    while len(lines(jwt_mcp, '"POST /mcp 200"')) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(lines(jwt_mcp, '"POST /mcp 200"')) == before + 1
+
+
+def test_free_requests_are_metered_in_a_larger_window(limited_mcp: Mcp, idp: Idp) -> None:
+    """A burst of 5 for reads, 50 for free requests (10 times): a flood of them is refused, reads keep theirs."""
+    token = idp.mint(limited_mcp.public_url)
+    statuses = [post(limited_mcp.url, "tools/list", token=token).status_code for _ in range(60)]
+    assert statuses[:50] == [200] * 50
+    assert set(statuses[50:]) == {429}
+    assert post(limited_mcp.url, "resources/read", {"uri": "asrama://kamar"}, token=token).status_code == 200

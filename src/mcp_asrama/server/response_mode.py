@@ -23,6 +23,8 @@ import anyio
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
+from mcp_asrama.logs import ROUTINE
+from mcp_asrama.server.methods import NO_DATA_METHODS
 from mcp_asrama.server.routing_headers import MESSAGE
 
 T = TypeVar("T")
@@ -43,9 +45,18 @@ def wants_stream(payload: Any) -> bool:
     return isinstance(meta, Mapping) and meta.get("progressToken") is not None
 
 
+def routine(payload: Any) -> bool:
+    """A message that reaches no data: a request of `NO_DATA_METHODS` (`tools/list`, `ping`, ...), a notification
+    or a response. The access log counts these instead of writing a line each (a flood must not fill the log)."""
+    if not isinstance(payload, Mapping):
+        return False
+    return "id" not in payload or "method" not in payload or payload.get("method") in NO_DATA_METHODS
+
+
 class ResponseMode:
     """Pure ASGI: a POST that needs no stream goes to `plain` (the SDK in JSON mode), everything else to `streamed`
-    (SSE mode; also every other path, e.g. the Protected Resource Metadata). The lifespan starts both."""
+    (SSE mode; also every other path, e.g. the Protected Resource Metadata). The lifespan starts both. A routine
+    POST is marked for the access log (`logs.ROUTINE`)."""
 
     def __init__(self, streamed: Starlette, plain: Starlette) -> None:
         self.streamed = streamed
@@ -55,7 +66,10 @@ class ResponseMode:
         if scope["type"] == "lifespan":
             async with self.plain.router.lifespan_context(self.plain):
                 await self.streamed(scope, receive, send)
-        elif scope["type"] == "http" and scope.get("method") == "POST" and not wants_stream(scope.get(MESSAGE)):
+            return
+        if scope["type"] == "http" and scope.get("method") == "POST" and routine(scope.get(MESSAGE)):
+            scope[ROUTINE] = True
+        if scope["type"] == "http" and scope.get("method") == "POST" and not wants_stream(scope.get(MESSAGE)):
             await self.plain(scope, receive, send)
         else:
             await self.streamed(scope, receive, send)

@@ -27,7 +27,10 @@ to the app (a GET, a body that is not JSON or is over the size limit). What does
   to connect, see it is alive, and then hear from its next call when to retry;
 - the definition lists (`tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`): static,
   cacheable, no data — and the SDK's client lists tools by itself to check results, so a host would pay for its
-  own bookkeeping;
+  own bookkeeping.
+  These free requests are metered apart, over HTTP, in a window `FREE_FACTOR` (10) times as large (200 in any
+  20 s by default): no host comes near it, and a flood of them is refused (429) before it costs CPU; the access
+  log counts them instead of writing a line each (`logs.ROUTINE`);
 - `/healthz`, `/readyz` and `/.well-known/...` (auth metadata) over HTTP.
 
 Where it is charged, so that nothing is charged twice:
@@ -80,6 +83,8 @@ ANONYMOUS_PREFIX = "anonymous:"  # + the client address: the subject of requests
 LOG_EVERY = 60.0  # seconds between two log lines about one subject's refusals, or about an unreachable store
 STORE_TIMEOUT = 1.0  # seconds a check may wait for the store before the request is let through
 NAMESPACE = "asrama-rate"  # the storage keys' prefix, apart from the confirmation claims'
+FREE_NAMESPACE = "asrama-rate-free"  # the free requests' windows
+FREE_FACTOR = 10  # the free requests' window holds this many times the rate and the burst
 
 _PERIODS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "hour": 3600.0}
 
@@ -129,18 +134,20 @@ class RateLimiter:
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
         self.item = window(parse_rate(settings.rate_limit), settings.rate_burst)
+        self.free_item = window(parse_rate(settings.rate_limit) * FREE_FACTOR, settings.rate_burst * FREE_FACTOR)
         self._store = LimitsStorage(settings.rate_limit_storage)
         self._strategy = MovingWindowRateLimiter(self._store.storage)
         self._failed_at = -math.inf  # when an unreachable store was last logged
 
-    async def acquire(self, subject: str, cost: int = 1) -> float:
-        """`cost` hits in `subject`'s window (all or none): 0.0 if granted (or if the store cannot say), else the
-        seconds until the window's oldest request leaves it."""
+    async def acquire(self, subject: str, cost: int = 1, *, free: bool = False) -> float:
+        """`cost` hits in `subject`'s window (all or none; `free`: the free requests' window): 0.0 if granted (or if
+        the store cannot say), else the seconds until the window's oldest request leaves it."""
+        item, namespace = (self.free_item, FREE_NAMESPACE) if free else (self.item, NAMESPACE)
         try:
             with anyio.fail_after(STORE_TIMEOUT):
-                if await self._strategy.hit(self.item, NAMESPACE, subject, cost=cost):
+                if await self._strategy.hit(item, namespace, subject, cost=cost):
                     return 0.0
-                stats = await self._strategy.get_window_stats(self.item, NAMESPACE, subject)
+                stats = await self._strategy.get_window_stats(item, namespace, subject)
         except Exception as exc:  # fail open: an unreachable store must not take the server down with it
             self._unreachable(exc)
             return 0.0
@@ -247,13 +254,15 @@ class _HttpRateLimit:
             return
         payload = scope.get(MESSAGE, UNREADABLE)
         subject = await self._subject(scope)
+        anonymous = subject is None
         if subject is None:  # no valid token: charged to the client address, then the SDK answers 401
             client = scope.get("client")
             subject = f"{ANONYMOUS_PREFIX}{client[0] if client else 'unknown'}"
-        elif not self._charged(scope, payload):
+        free = not anonymous and self._free_request(scope, payload)
+        if not anonymous and not free and not self._charged(scope, payload):
             await self.app(scope, receive, send)
             return
-        wait = await self.limiter.acquire(subject)
+        wait = await self.limiter.acquire(subject, free=free)
         if wait:
             seconds = retry_seconds(wait)
             _log_refusal(subject, "http", seconds)
@@ -267,7 +276,7 @@ class _HttpRateLimit:
                 **{"Retry-After": str(seconds)},
             )
             return
-        if not subject.startswith(ANONYMOUS_PREFIX):
+        if not anonymous:
             scope[CHARGED] = True
         await self.app(scope, receive, send)
 
@@ -287,6 +296,16 @@ class _HttpRateLimit:
         if access is None or (access.expires_at is not None and access.expires_at < time.time()):
             return None
         return subject_of(access)
+
+    @staticmethod
+    def _free_request(scope: Scope, payload: Any) -> bool:
+        """A request of a free method (`NO_DATA_METHODS`): metered in the free window."""
+        return (
+            scope.get("method") == "POST"
+            and isinstance(payload, dict)
+            and "id" in payload
+            and payload.get("method") in NO_DATA_METHODS
+        )
 
     @staticmethod
     def _charged(scope: Scope, payload: Any) -> bool:

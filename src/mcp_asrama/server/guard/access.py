@@ -7,7 +7,8 @@ nothing.
 Roles (`peran:`) add what a job needs on top of that: `peran:kesehatan` (clinic staff) sees the health details of
 clinic visits of the students in scope and may record visits; `peran:bk` (counselling) sees the violations
 (pelanggaran) of every student, whatever the room/class scope. So the clinic is `["all", "peran:kesehatan"]`, a
-counsellor `["peran:bk"]` (plus whatever else they may see). A role alone shows no other data.
+counsellor `["peran:bk"]` (plus whatever else they may see). A role alone shows no other data, and no role widens
+what may be written: every write follows the room/class scope.
 """
 
 import logging
@@ -103,11 +104,12 @@ class Akses:
 
     @property
     def bk(self) -> bool:
-        """Counselling (`peran:bk`): sees the violations of every student."""
+        """Counselling (`peran:bk`): sees the violations of every student (records only within the scope)."""
         return BK in self.peran
 
     def untuk_pelanggaran(self) -> "Akses":
-        """What this principal may see of violations: everyone with `peran:bk`, else the room/class scope."""
+        """What this principal may read of violations: everyone with `peran:bk`, else the room/class scope (never
+        what it may write)."""
         return Akses(semua=True, peran=self.peran) if self.bk else self
 
     def melihat(self, *, kelas: str | None, kamar: str | None) -> bool:

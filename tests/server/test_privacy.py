@@ -90,9 +90,11 @@ async def every_output(client: Client, clinic: bool = False, missing: frozenset[
             failed.append((name, arguments))
     # The scan is not vacuous: every tool answered with data, only the unknown id failed.
     assert {name for name, _ in TOOL_CALLS} == set(TOOLS)
-    refused = [] if clinic else [(n, a) for n, a in TOOL_CALLS if n == "kesehatan_anak"]
+    # Anyone but the clinic: no health details, and no health counts of a school this small.
+    refused = [] if clinic else [(n, a) for n, a in TOOL_CALLS if n in ("kesehatan_anak", "rekap_kesehatan")]
     unserved = {name for route in missing for name in DOMAIN_TOOLS[route]}
     expected = [("detail_anak", {"id_anak": "X999"}), *refused]
+    expected = [call for call in TOOL_CALLS if call in expected]
     assert [call for call in failed if call[0] not in unserved] == expected
     assert {name for name, _ in failed} >= unserved
     outputs.append((await client.list_resources()).model_dump_json())

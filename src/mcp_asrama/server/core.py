@@ -54,6 +54,7 @@ class AppState:
     client: AsramaClient
     scope_claim: str = "asrama_scope"
     local: Akses = SEMUA
+    kesehatan_min_anak: int = 20  # ASRAMA_KESEHATAN_MIN_ANAK: the smallest group health counts are given for
 
     def principal(self) -> Principal:
         """Who is asking right now (token subject and scope, or the local operator)."""

@@ -1,7 +1,7 @@
 """Health stays with the clinic: kesehatan_anak and catat_kunjungan_klinik only for `peran:kesehatan` (anyone else
-is told who can see it, and the service is not even asked), rekap_kesehatan as counts with "< 5" for small groups,
-and audit lines of health disclosures marked. Against the leaky upstream (health values in every visit it sends),
-then the real data service."""
+is told who can see it, and the service is not even asked), rekap_kesehatan refused to anyone else in a school too
+small to count (test_kesehatan_rekap has the rules), and audit lines of health disclosures marked. Against the
+leaky upstream (health values in every visit it sends), then the real data service."""
 
 import json
 from pathlib import Path
@@ -13,7 +13,6 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 
-from mcp_asrama.server.features.kesehatan import masked
 from mcp_asrama.server.guard.scoped_records import KATEGORI_KESEHATAN
 from tests.conftest import service_client
 from tests.server.conftest import connect, server_for
@@ -24,13 +23,6 @@ pytestmark = pytest.mark.anyio
 
 RANGE = {"dari": "2026-10-01", "sampai": "2026-10-31"}
 NOT_CLINIC = [["kamar:Aisyah 2"], ["kelas:7A"], ["peran:bk"], ["all"], ["all", "peran:bk"]]
-
-
-@pytest.mark.parametrize(
-    ("count", "students", "shown"), [(0, 0, 0), (1, 1, "< 5"), (9, 4, "< 5"), (5, 5, 5), (12, 7, 12)]
-)
-def test_a_count_over_fewer_than_five_students_is_shown_as_under_five(count: int, students: int, shown: Any) -> None:
-    assert masked(count, students) == shown
 
 
 @pytest.mark.parametrize("scope", NOT_CLINIC)
@@ -64,18 +56,22 @@ async def test_a_clinic_limited_to_a_room_sees_only_its_students(era: str) -> No
     assert "tidak ditemukan" in hidden
 
 
-@pytest.mark.parametrize("scope", [*NOT_CLINIC, CLINIC])
-async def test_rekap_kesehatan_gives_everyone_counts_and_under_five_for_small_groups(
+@pytest.mark.parametrize("scope", NOT_CLINIC)
+async def test_rekap_kesehatan_of_a_small_school_is_refused_to_anyone_but_the_clinic(
     era: str, scope: list[str]
 ) -> None:
     async with connect(server_for(leaky_upstream(), stdio_scope=scope), era) as client:
+        refused = await call_error(client, "rekap_kesehatan", RANGE)
+    assert "Rekap kesehatan ditolak" in refused and not any(value in refused for value in HEALTH)
+
+
+async def test_the_clinic_gets_exact_counts_and_nothing_the_service_leaked(era: str) -> None:
+    async with connect(server_for(leaky_upstream(), stdio_scope=CLINIC), era) as client:
         body = await call_ok(client, "rekap_kesehatan", RANGE)
     text = json.dumps(body)
     assert not any(value in text for value in HEALTH) and "A00" not in text
-    expected = 0 if scope == ["peran:bk"] else "< 5"  # bk alone sees no student's health counts
-    assert (body["kunjungan"], body["anak"]) == (expected, expected)
     demam = body["per_kategori"][0]
-    assert (demam["kategori"], demam["kunjungan"], demam["anak"]) == ("demam", expected, expected)
+    assert (body["kunjungan"], demam["kategori"], demam["kunjungan"]) == (3, "demam", 3)
     assert all(row["kunjungan"] == 0 for row in body["per_kategori"][1:])
 
 
@@ -87,7 +83,7 @@ async def test_health_disclosures_are_marked_in_the_audit_log(tmp_path: Path, er
         await call_ok(client, "detail_anak", {"id_anak": "A001"})
     lines = [json.loads(line) for line in path.read_bytes().splitlines()]
     marked = {(e["target"], e.get("kesehatan")) for e in lines if e["method"] == "tools/call"}
-    assert marked == {("kesehatan_anak", True), ("rekap_kesehatan", None), ("detail_anak", None)}
+    assert marked == {("kesehatan_anak", True), ("rekap_kesehatan", True), ("detail_anak", None)}
     assert not any(value in path.read_text() for value in HEALTH)
 
 
@@ -135,21 +131,24 @@ REAL = [(["kamar:Aisyah 2"], set()), (["kelas:7A"], {"A001"}), (["peran:bk"], se
 
 
 @pytest.mark.parametrize(("scope", "visited"), REAL)
-async def test_real_visits_reach_only_the_clinic_and_counts_reach_everyone(
+async def test_real_visits_and_a_small_schools_counts_reach_only_the_clinic(
     service_app: FastAPI, era: str, scope: list[str], visited: set[str]
 ) -> None:
     await seed_kesehatan(service_app)
     async with connect(server_for(service_app, stdio_scope=scope), era) as client:
-        rekap = await call_ok(client, "rekap_kesehatan", RANGE)
-        outputs = [json.dumps(rekap)]
+        rekap = await client.call_tool("rekap_kesehatan", RANGE)
+        outputs = [rekap.model_dump_json()]
         for id_anak in ("A001", "A002", "A003"):
             outcome = await client.call_tool("kesehatan_anak", {"id_anak": id_anak})
             outputs.append(outcome.model_dump_json())
             assert outcome.is_error == (scope != CLINIC)
-    assert (rekap["kunjungan"], rekap["anak"]) == ((0, 0) if not visited else ("< 5", "< 5"))
-    assert [r["kategori"] for r in rekap["per_kategori"]] == list(KATEGORI_KESEHATAN)
+    assert rekap.is_error == (scope != CLINIC)  # a school of a few students: counts for the clinic only
+    if scope == CLINIC:
+        body = rekap.structured_content or {}
+        assert (body["kunjungan"], body["anak"]) == (len(visited), len(visited))
+        assert [r["kategori"] for r in body["per_kategori"]] == list(KATEGORI_KESEHATAN)
     text = "\n".join(outputs)
-    assert ("A00" in json.dumps(rekap), SECRET["obat"] in text) == (False, scope == CLINIC)
+    assert ("A00" in outputs[0], SECRET["obat"] in text) == (False, scope == CLINIC)
     if scope != CLINIC:
         assert not any(value in text for value in SECRET_VALUES)
 

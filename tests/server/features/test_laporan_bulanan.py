@@ -69,4 +69,4 @@ async def test_rapat_wali_kelas_follows_the_scope(era: str, scope: list[str], al
     assert isinstance(rendered, str)
     for tool in ("cari_anak", "rekap_absensi", "progres_hafalan", "rekap_pelanggaran", "rekap_kesehatan"):
         assert f"{tool}(" in rendered and 'kelas="7A"' in rendered
-    assert '"< 5"' in rendered and "kesehatan_anak" not in rendered
+    assert '"disembunyikan"' in rendered and "kesehatan_anak" not in rendered

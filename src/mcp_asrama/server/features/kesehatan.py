@@ -4,15 +4,15 @@
   `catat_kunjungan_klinik` exist only for clinic staff (`peran:kesehatan`); anyone else asking for a student's
   visits gets a tool error saying who can see them, before the service is even asked. Their audit lines carry
   `"kesehatan": true`.
-- `rekap_kesehatan` gives anyone counts per category over the students they may see, and every count over fewer
-  than `SMALL_GROUP` (5) students as the string "< 5": never a number that singles a child out.
+- `rekap_kesehatan` (`kesehatan_rekap`) gives anyone else counts per category only where they cannot single a
+  child out.
 The health details are parsed from the service only for a clinic principal (`KunjunganKlinik`); for anyone else
 the models hold none of them.
 """
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, ElicitationResult, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
@@ -23,26 +23,18 @@ from pydantic import BaseModel, Field
 from mcp_asrama.client import AsramaError, NotFound
 from mcp_asrama.client.models import Anak, KunjunganKlinik
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
-from mcp_asrama.server.arguments import IdAnak, Kamar, KategoriKesehatan, Kelas, Nama200, Tanggal, Teks, TeksKlinik
+from mcp_asrama.server.arguments import IdAnak, KategoriKesehatan, Nama200, Tanggal, Teks, TeksKlinik
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
-from mcp_asrama.server.features.common import CREATES, NO_ACCESS, READ_ONLY, Result, add_tools, check_range, not_future
+from mcp_asrama.server.features.common import CREATES, READ_ONLY, Result, add_tools, check_range, not_future
+from mcp_asrama.server.features.kesehatan_rekap import UNSUPPORTED, rekap_kesehatan
 from mcp_asrama.server.guard import audit, scoped_records, writes
-from mcp_asrama.server.guard.audit import SMALL_GROUP
 from mcp_asrama.server.guard.scoped import terbatas
 
-FEW: Literal["< 5"] = "< 5"
 CLINIC_ONLY = (
     "Rincian kesehatan anak hanya dapat dilihat dan dicatat petugas klinik (wewenang peran:kesehatan). Untuk "
     "jumlah kunjungan per kategori gunakan rekap_kesehatan; untuk hari sakit gunakan rekap_absensi dengan id_anak."
 )
-UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data kesehatan (butuh layanan mcp-asrama)."
-Hitungan = int | Literal["< 5"]
-
-
-def masked(count: int, students: int) -> Hitungan:
-    """A count over `students` students: itself from `SMALL_GROUP` students on (or when nobody), else "< 5"."""
-    return count if students == 0 or students >= SMALL_GROUP else FEW
 
 
 class DataKunjungan(BaseModel):
@@ -70,25 +62,6 @@ class HasilKesehatanAnak(Result):
     jumlah_kunjungan: int
     per_kategori: dict[str, int] = Field(description="Kunjungan per kategori")
     kunjungan: list[DataKunjungan]
-    catatan: str | None = None
-
-
-class KategoriRekap(BaseModel):
-    """Visits and students of one category; under 5 students both are "< 5"."""
-
-    kategori: str
-    kunjungan: Hitungan
-    anak: Hitungan
-
-
-class HasilRekapKesehatan(Result):
-    """Clinic visits over a range, counts only: totals, then per category."""
-
-    dari: date
-    sampai: date
-    kunjungan: Hitungan = Field(description='Jumlah kunjungan; "< 5" bila anaknya kurang dari 5')
-    anak: Hitungan = Field(description='Jumlah anak berbeda yang berkunjung; "< 5" bila kurang dari 5')
-    per_kategori: list[KategoriRekap]
     catatan: str | None = None
 
 
@@ -143,35 +116,6 @@ async def kesehatan_anak(
             per_kategori=per,
             kunjungan=visits[:shown],
             catatan=" ".join(notes) or None,
-        )
-    )
-
-
-async def rekap_kesehatan(
-    ctx: Context, dari: Tanggal, sampai: Tanggal, kelas: Kelas = None, kamar: Kamar = None
-) -> Annotated[CallToolResult, HasilRekapKesehatan]:
-    """Rekap kunjungan klinik dari `dari` sampai `sampai` (YYYY-MM-DD, paling panjang 366 hari), hanya jumlah:
-    kunjungan dan anak berbeda, total lalu per kategori (demam, batuk-pilek, pencernaan, cedera, kulit, lainnya).
-    Jumlah yang menyangkut kurang dari 5 anak ditampilkan "< 5" agar tidak ada anak yang dapat dikenali; jangan
-    menebak angkanya. Filter opsional: kelas, kamar."""
-    check_range(dari, sampai)
-    reader = terbatas(ctx)
-    try:
-        rekap = await scoped_records.rekap_kesehatan(reader, dari, sampai, kelas=kelas, kamar=kamar)
-    except NotFound:
-        raise ToolError(UNSUPPORTED) from None
-    rows = [
-        KategoriRekap(kategori=k.kategori, kunjungan=masked(k.kunjungan, k.anak), anak=masked(k.anak, k.anak))
-        for k in rekap.per_kategori
-    ]
-    return tool_result(
-        HasilRekapKesehatan(
-            dari=rekap.dari,
-            sampai=rekap.sampai,
-            kunjungan=masked(rekap.kunjungan, rekap.anak),
-            anak=masked(rekap.anak, rekap.anak),
-            per_kategori=rows,
-            catatan=NO_ACCESS if reader.akses.kosong else None,
         )
     )
 

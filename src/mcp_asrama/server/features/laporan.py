@@ -154,9 +154,10 @@ def rapat_wali_kelas(
         f'cari_anak(kelas="{k}") untuk jumlah anak; rekap_absensi(dari="{a}", sampai="{z}", kelas="{k}") untuk '
         f'kehadiran; progres_hafalan(kelas="{k}") untuk hafalan (rata-rata dan anak yang tertinggal); '
         f'rekap_pelanggaran(dari="{a}", sampai="{z}", kelas="{k}") untuk disiplin; rekap_kesehatan(dari="{a}", '
-        f'sampai="{z}", kelas="{k}") untuk jumlah kunjungan klinik per kategori (hanya jumlah; "< 5" tetap ditulis '
-        '"< 5", jangan ditebak). Sajikan ringkasan per bagian, anak yang perlu perhatian (kehadiran, hafalan, '
-        "disiplin; tanpa data kesehatan per anak), dan usulan tindak lanjut. Jawab hanya dari hasil tool."
+        f'sampai="{z}", kelas="{k}") untuk jumlah kunjungan klinik per kategori (hanya jumlah; "disembunyikan" tetap '
+        "ditulis disembunyikan, jangan ditebak; bila rekap itu ditolak, sebutkan alasannya saja). Sajikan ringkasan "
+        "per bagian, anak yang perlu perhatian (kehadiran, hafalan, disiplin; tanpa data kesehatan per anak), dan "
+        "usulan tindak lanjut. Jawab hanya dari hasil tool."
     )
 
 

@@ -21,7 +21,8 @@ data went out (never the data itself). A successful answer discloses
   (5) visible students (`disclose_aggregate`), since counts over one or two children are their data, and each
   student a write's confirmation question names (the question goes out whatever the answer).
 An answer that carried health details of clinic visits (declared with `disclose_health`) also gets
-`"kesehatan": true`, so that the school can list every health disclosure.
+`"kesehatan": true`, and so does one that carried counts derived from them (`disclose_health_aggregate`), with
+`"kelompok"`: the group counted; so that the school can list every health disclosure.
 A failed request (an error, a tool error, a cancellation) discloses no one. The file holds search terms (possibly
 a child's name): keep it like the data (created 0600).
 
@@ -93,7 +94,8 @@ _STUDENT_URI = re.compile(r"\Aasrama://anak/([^/?#]+)")
 # The ids the handler in progress declared, and what its write did; the Auditor sets fresh ones around each request.
 _declared: ContextVar[set[str] | None] = ContextVar("asrama_audit_declared", default=None)
 _written: ContextVar[dict[str, Any] | None] = ContextVar("asrama_audit_written", default=None)
-_health: ContextVar[list[bool] | None] = ContextVar("asrama_audit_health", default=None)
+# Health disclosures of the request: True for details of visits, a group (a mapping) for counts derived from them.
+_health: ContextVar[list[Any] | None] = ContextVar("asrama_audit_health", default=None)
 
 
 def audited(method: str) -> bool:
@@ -119,6 +121,15 @@ def disclose_health(ids: Iterable[str]) -> None:
     flag = _health.get()
     if flag is not None:
         flag.append(True)
+
+
+def disclose_health_aggregate(group: Mapping[str, Any]) -> None:
+    """Declare that the answer in progress carries counts derived from clinic visits of `group` (`kelas`, `kamar`,
+    or `sekolah`): the line gets `"kesehatan": true` and `"kelompok"`, ids or not. Outside an audited request this
+    does nothing."""
+    flag = _health.get()
+    if flag is not None:
+        flag.append({k: _bounded(v) for k, v in group.items() if v is not None})
 
 
 def disclose_aggregate(count: int, ids: Iterable[str]) -> None:
@@ -172,9 +183,11 @@ def _bounded(value: Any) -> Any:
     return _clean(json.dumps(value, ensure_ascii=False, default=str))
 
 
-# What a person wrote into a record (a note, a reason for leave, a complaint and its treatment, who examined or
-# treated) may be personal, or health data: never in the log.
-WRITTEN_TEXT = frozenset({"keterangan", "alasan", "keluhan", "tindakan", "obat", "rujukan", "petugas", "penguji"})
+# What a person wrote into a record (a note, a reason for leave, a complaint, its category and treatment, who
+# examined or treated) may be personal, or health data: never in the log.
+WRITTEN_TEXT = frozenset(
+    {"keterangan", "alasan", "keluhan", "kategori", "tindakan", "obat", "rujukan", "petugas", "penguji"}
+)
 
 
 def _without_written_text(value: Any) -> Any:
@@ -312,6 +325,15 @@ def _describe(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
     }
 
 
+def _health_fields(health: list[Any], disclosed: list[str]) -> dict[str, Any]:
+    """`"kesehatan": true` for an answer that carried health details of the students it disclosed, or counts derived
+    from clinic visits (with `"kelompok"`: the group counted)."""
+    groups = [entry for entry in health if isinstance(entry, Mapping)]
+    if groups:
+        return {"kesehatan": True, "kelompok": groups[0]}
+    return {"kesehatan": True} if health and disclosed else {}
+
+
 def _withheld(method: str, result: Mapping[str, Any]) -> dict[str, Any]:
     if method != "tools/call":
         raise MCPError(code=INTERNAL_ERROR, message=WITHHELD)
@@ -348,7 +370,7 @@ class Auditor:
 
         declared: set[str] = set()
         written: dict[str, Any] = {}
-        health: list[bool] = []
+        health: list[Any] = []
         reset, reset_written, reset_health = _declared.set(declared), _written.set(written), _health.set(health)
         try:
             result = await call_next(ctx)
@@ -373,7 +395,7 @@ class Auditor:
             params = ctx.params if isinstance(ctx.params, Mapping) else {}
             disclosed = sorted({*disclosed_ids(ctx.method, wire), *_named(ctx.method, params), *declared})
         write = _write_fields(fields["target"], outcome, written)
-        marked = {"kesehatan": True} if health and disclosed else {}
+        marked = _health_fields(health, disclosed) if outcome == "ok" else {}
         if await self._record(done(outcome, disclosed=disclosed, **write, **marked)):
             return result
         if ctx.method in DISCLOSING or disclosed:

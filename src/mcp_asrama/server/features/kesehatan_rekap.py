@@ -1,0 +1,180 @@
+"""Clinic visit counts that cannot single out a child (`rekap_kesehatan`).
+
+Clinic staff (`peran:kesehatan`) see the visits themselves, so they get exact counts for any range and filters.
+Everyone else gets counts only when they cannot be narrowed onto a child, by statistical disclosure control:
+- **Groups**: the whole school (full access), or one class or one room the caller sees whole, of at least
+  `ASRAMA_KESEHATAN_MIN_ANAK` (20) students; never a class and a room together (their overlap can be one child),
+  never a scope of several units without naming one (the units' union minus one unit is their overlap).
+- **Periods**: one calendar month that has ended. Fixed periods cannot be nested or shifted day by day, and an
+  ended one no longer grows, so asking again tomorrow tells nothing new. Weeks are not offered beside months: a run
+  of months that starts on a Monday and ends on a Sunday is a run of whole ISO weeks (September to November 2025 is
+  13 weeks), so one week's hidden count would be the months' total minus the other weeks.
+- **Cells**: a count under `SMALL_COUNT` (5), zero included, is `HIDDEN`; so is the total whenever a category is
+  (`complementary`: the total minus the shown categories would recover a hidden one, or show that the hidden ones
+  are all zero). Distinct students are shown only beside a shown visit count and from 5 on.
+Every such answer is audited as a health aggregate (`"kesehatan": true` with the group).
+"""
+
+import calendar
+from collections.abc import Mapping
+from datetime import date
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from mcp_asrama.client import NotFound
+from mcp_asrama.client.models import RekapKesehatan
+from mcp_asrama.server.arguments import Kamar, Kelas, Tanggal
+from mcp_asrama.server.core import state_of, tool_result
+from mcp_asrama.server.features.common import NO_ACCESS, Result, check_range
+from mcp_asrama.server.guard import audit, scoped_records
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+
+SMALL_COUNT = 5
+HIDDEN: Literal["disembunyikan"] = "disembunyikan"
+TOTAL = ""  # the total's key among the cells of one answer (no category is named so)
+UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data kesehatan (butuh layanan mcp-asrama)."
+Hitungan = int | Literal["disembunyikan"]
+
+
+class KategoriRekap(BaseModel):
+    """Visits and distinct students of one category."""
+
+    kategori: str
+    kunjungan: Hitungan
+    anak: Hitungan
+
+
+class HasilRekapKesehatan(Result):
+    """Clinic visits over a range of one group, counts only: totals, then per category."""
+
+    dari: date
+    sampai: date
+    kelompok: str = Field(description="Kelompok yang dihitung: seluruh sekolah, satu kelas, atau satu kamar")
+    kunjungan: Hitungan = Field(description='Jumlah kunjungan; "disembunyikan" bila kecil atau dapat dihitung balik')
+    anak: Hitungan = Field(description='Jumlah anak berbeda yang berkunjung; "disembunyikan" bila kurang dari 5')
+    per_kategori: list[KategoriRekap]
+    catatan: str | None = None
+
+
+def complementary(cells: Mapping[str, int]) -> set[str]:
+    """The keys of `cells` (categories, and the total under `TOTAL`) to hide: every count under `SMALL_COUNT`,
+    and the total as soon as a category is hidden (else the total minus the shown categories would be the hidden
+    ones' sum: one of them exactly, or that they are all zero). Hiding the total rather than another category
+    leaves no equation at all: each hidden category is only known to be under 5."""
+    hidden = {key for key, count in cells.items() if count < SMALL_COUNT}
+    return hidden | {TOTAL} if hidden else hidden
+
+
+def masked(rekap: RekapKesehatan) -> tuple[Hitungan, Hitungan, list[KategoriRekap]]:
+    """(visits, students, per category) with the hidden cells of `complementary` as `HIDDEN`."""
+    cells = {TOTAL: rekap.kunjungan, **{k.kategori: k.kunjungan for k in rekap.per_kategori}}
+    hidden = complementary(cells)
+
+    def pair(key: str, visits: int, students: int) -> tuple[Hitungan, Hitungan]:
+        if key in hidden:
+            return HIDDEN, HIDDEN
+        return visits, students if students >= SMALL_COUNT else HIDDEN
+
+    rows = [
+        KategoriRekap(kategori=k.kategori, kunjungan=v, anak=a)
+        for k in rekap.per_kategori
+        for v, a in [pair(k.kategori, k.kunjungan, k.anak)]
+    ]
+    return (*pair(TOTAL, rekap.kunjungan, rekap.anak), rows)
+
+
+def _month(dari: date, sampai: date) -> bool:
+    last = calendar.monthrange(dari.year, dari.month)[1]
+    return dari.day == 1 and (sampai.year, sampai.month, sampai.day) == (dari.year, dari.month, last)
+
+
+def _group(reader: Terbatas, kelas: str | None, kamar: str | None) -> tuple[str | None, str | None, str]:
+    """The one whole unit counted: (kelas, kamar, its name); a ToolError saying what may be asked otherwise."""
+    akses = reader.akses
+    if kelas is not None and kamar is not None:
+        raise ToolError(_ask("kelas dan kamar tidak dapat digabung"))
+    if kelas is not None:
+        if not akses.boleh_kelas(kelas):
+            raise ToolError(_ask(f"kelas {kelas} tidak seluruhnya dalam wewenang Anda"))
+        return kelas, None, f"kelas {kelas}"
+    if kamar is not None:
+        if not akses.boleh_kamar(kamar):
+            raise ToolError(_ask(f"kamar {kamar} tidak seluruhnya dalam wewenang Anda"))
+        return None, kamar, f"kamar {kamar}"
+    if akses.semua:
+        return None, None, "seluruh sekolah"
+    units = [("kelas", k) for k in sorted(akses.kelas)] + [("kamar", k) for k in sorted(akses.kamar)]
+    if len(units) != 1:
+        raise ToolError(_ask("sebutkan satu kelas atau satu kamar"))
+    kind, name = units[0]
+    return (name, None, f"kelas {name}") if kind == "kelas" else (None, name, f"kamar {name}")
+
+
+def _ask(why: str) -> str:
+    return (
+        f"Rekap kesehatan ditolak: {why}. Selain petugas klinik hanya untuk satu bulan kalender yang sudah lewat "
+        "(tanggal 1 s.d. akhir bulan) dan untuk seluruh sekolah, satu kelas, atau satu kamar yang seluruhnya dalam "
+        "wewenang Anda."
+    )
+
+
+async def _checked(
+    reader: Terbatas, ctx: Context, dari: date, sampai: date, kelas: str | None, kamar: str | None
+) -> tuple[str | None, str | None, str]:
+    """The group and period a non-clinic caller may be given counts for, or a ToolError saying what may be asked."""
+    if not _month(dari, sampai):
+        raise ToolError(_ask("rentangnya bukan satu bulan kalender utuh"))
+    if sampai >= date.today():
+        raise ToolError(_ask("bulan itu belum selesai"))
+    k, m, name = _group(reader, kelas, kamar)
+    minimum = state_of(ctx).kesehatan_min_anak
+    size, _ = await reader.cari_anak(nama=None, kelas=k, kamar=m, status=None, limit=1, offset=0)
+    if size < minimum:
+        raise ToolError(_ask(f"{name} beranggota kurang dari {minimum} anak"))
+    return k, m, name
+
+
+async def rekap_kesehatan(
+    ctx: Context, dari: Tanggal, sampai: Tanggal, kelas: Kelas = None, kamar: Kamar = None
+) -> Annotated[CallToolResult, HasilRekapKesehatan]:
+    """Rekap kunjungan klinik, hanya jumlah: kunjungan dan anak berbeda, total lalu per kategori (demam,
+    batuk-pilek, pencernaan, cedera, kulit, lainnya). Selain petugas klinik: hanya untuk satu bulan kalender yang
+    sudah lewat (dari = tanggal 1, sampai = tanggal terakhir) dan untuk seluruh sekolah, satu kelas, atau satu kamar
+    (bukan keduanya) dengan anak yang cukup banyak; jumlah di bawah 5 (termasuk 0) dan jumlah yang dapat dipakai
+    menghitung balik tampil "disembunyikan": jangan menebak angkanya. Petugas klinik: rentang bebas (YYYY-MM-DD,
+    paling panjang 366 hari), filter opsional kelas dan kamar."""
+    check_range(dari, sampai)
+    reader = terbatas(ctx)
+    clinic = reader.akses.klinik
+    if clinic:
+        k, m, name = kelas, kamar, " ".join(f"{a} {b}" for a, b in (("kelas", kelas), ("kamar", kamar)) if b)
+    else:
+        k, m, name = await _checked(reader, ctx, dari, sampai, kelas, kamar)
+    try:
+        rekap = await scoped_records.rekap_kesehatan(reader, dari, sampai, kelas=k, kamar=m)
+    except NotFound:
+        raise ToolError(UNSUPPORTED) from None
+    group = {"kelas": k, "kamar": m} if k or m else {"sekolah": True}
+    audit.disclose_health_aggregate(group)
+    visits: Hitungan
+    students: Hitungan
+    if clinic:
+        visits, students = rekap.kunjungan, rekap.anak
+        rows = [KategoriRekap(kategori=c.kategori, kunjungan=c.kunjungan, anak=c.anak) for c in rekap.per_kategori]
+    else:
+        visits, students, rows = masked(rekap)
+    return tool_result(
+        HasilRekapKesehatan(
+            dari=rekap.dari,
+            sampai=rekap.sampai,
+            kelompok=name or ("seluruh sekolah" if reader.akses.semua else "anak dalam wewenang Anda"),
+            kunjungan=visits,
+            anak=students,
+            per_kategori=rows,
+            catatan=NO_ACCESS if reader.akses.kosong else None,
+        )
+    )

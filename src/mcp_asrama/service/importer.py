@@ -21,11 +21,13 @@ from typing import Any, Literal
 from openpyxl import load_workbook
 from openpyxl.utils.exceptions import InvalidFileException
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import func, insert, select
+from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from mcp_asrama.names import fold
 from mcp_asrama.service import import_pesantren as pesantren
 from mcp_asrama.service.crud import common as crud_common
+from mcp_asrama.service.crud import kamar as crud_kamar
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.db import refresh_statistics
 from mcp_asrama.service.models import Anak, Kamar
@@ -268,12 +270,11 @@ def validate_rows(
 
 
 def _room_finder(session: Session) -> Callable[[str], bool]:
-    """Whether a room of that name is stored, case-insensitively as the database compares (one query per name)."""
+    """Whether a room of that name is stored, by the names' fold as every filter compares (one query per name)."""
 
     @cache
     def exists(name: str) -> bool:
-        found = select(Kamar.nama).where(func.lower(Kamar.nama) == func.lower(name)).limit(1)
-        return session.scalar(found) is not None
+        return crud_kamar.stored_room(session, name) is not None
 
     return exists
 
@@ -284,7 +285,7 @@ def _missing_rooms(rows: list[dict[str, Any]], room_exists: Callable[[str], bool
     placed: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         if row.get("kamar") and not room_exists(row["kamar"]):
-            placed.setdefault(row["kamar"].lower(), []).append(row)
+            placed.setdefault(fold(row["kamar"]), []).append(row)
     rooms = []
     for students in placed.values():
         sexes = {s.get("jenis_kelamin") for s in students}
@@ -330,7 +331,10 @@ def import_file(
             session.execute(insert(Kamar), rooms)
         column = getattr(table, key)
         existing = crud_common.existing_ids(session, column, [r[key] for r in rows])
-        crud_common.upsert(session, table, rows, key=(key,))
+        try:
+            crud_common.upsert(session, table, rows, key=(key,))
+        except crud_kamar.NameClash as clash:
+            raise ImportRejected([str(clash)]) from clash
         perubahan.catat(session, "anak" if kind == "anak" else "kamar")
         if kind == "anak" and (rooms or "kamar" in rows[0]):  # rooms created, or their occupancy may have changed
             perubahan.catat(session, "kamar")

@@ -1,8 +1,10 @@
 """Recording a roll call: one day for up to 300 students, confirmed by a person, written all or nothing, once.
 
 The plan (`rencana`) is built from the data on every round: the named students (each must exist and be within the
-caller's scope), and with `kamar`/`kelas` and `yang_lain` every other visible student of that room or class —
-`izin` instead for a student whose izin runs that day. The question lists the counts, then each change.
+caller's scope), and with `kamar`/`kelas` and `yang_lain` every other visible student of that room or class without
+a record that day or recorded `hadir` — `izin` instead for a student whose izin runs that day; one recorded `sakit`,
+`izin` or `alpa` (by the clinic, the office, another musyrif) keeps it. The question lists the counts (and how many
+were kept), then each change.
 """
 
 from collections import Counter
@@ -26,6 +28,7 @@ from mcp_asrama.server.guard.scoped import terbatas
 
 MAX_ROWS = 300
 MAX_NOTE_SHOWN = 80
+ABSENT = ("sakit", "izin", "alpa")  # a record `yang_lain` never overwrites
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 UNSUPPORTED = (
     "Layanan data asrama ini tidak mendukung pencatatan absensi lewat asisten (butuh layanan mcp-asrama). "
@@ -70,6 +73,7 @@ class Rencana:
     tanggal: date
     cakupan: str
     baris: list[Baris]
+    dipertahankan: int = 0  # other students whose sakit/izin/alpa record `yang_lain` leaves as it is
 
     @property
     def berubah(self) -> list[Baris]:
@@ -159,12 +163,19 @@ async def rencana(
         on_leave = {i.id_anak for i in running}
     baris = [_baris(known[e.id_anak], e.status, e.keterangan) for e in entri]
     for record in rest:
-        if record.id_anak in on_leave:
+        if record.status in ABSENT:
+            baris.append(_baris(record, record.status, record.keterangan))
+        elif record.id_anak in on_leave:
             kept = record.keterangan if record.status == "izin" else None
             baris.append(_baris(record, "izin", kept))
         else:
             baris.append(_baris(record, yang_lain or "hadir", None))
-    return Rencana(tanggal=tanggal, cakupan=_cakupan(kelas, kamar), baris=baris)
+    return Rencana(
+        tanggal=tanggal,
+        cakupan=_cakupan(kelas, kamar),
+        baris=baris,
+        dipertahankan=sum(r.status in ABSENT for r in rest),
+    )
 
 
 def _status(status: str | None, keterangan: str | None) -> str:
@@ -184,6 +195,8 @@ def pertanyaan(plan: Rencana) -> str:
         f"{tetap} tetap.",
         "Yang berubah:",
     ]
+    if plan.dipertahankan:
+        lines.insert(1, f"{plan.dipertahankan} anak yang sudah tercatat sakit, izin atau alpa tidak diubah.")
     for b in plan.berubah:
         before, after = _status(b.lama, b.keterangan_lama), _status(b.baru, b.keterangan)
         lines.append(f"- {b.nama or b.id_anak} ({b.id_anak}): {before} → {after}")
@@ -239,17 +252,21 @@ async def catat_absensi(
     kamar: Kamar = None,
     kelas: Kelas = None,
     yang_lain: Annotated[
-        Status | None, Field(description="Status untuk semua anak lain di kamar/kelas itu, mis. 'hadir'")
+        Status | None,
+        Field(
+            description="Status untuk anak lain di kamar/kelas itu yang belum dicatat atau tercatat hadir, mis. 'hadir'"
+        ),
     ] = None,
 ) -> Annotated[CallToolResult, HasilCatatAbsensi]:
     """Catat absensi satu tanggal (YYYY-MM-DD) untuk sampai 300 anak sekaligus: entri berisi id_anak, status
     (hadir, izin, sakit, alpa) dan keterangan opsional. Dengan kamar atau kelas dan yang_lain (mis. 'hadir'),
     semua anak lain di kamar/kelas itu (sesuai wewenang Anda) dicatat yang_lain, kecuali anak yang sedang izin
-    (tetap izin): "semua hadir kecuali Citra izin" adalah satu panggilan. Semua atau tidak sama sekali: satu id
-    yang tidak ada atau di luar wewenang berarti tidak ada yang dicatat. Sebelum menulis, pengguna diminta
-    menyetujui daftar perubahannya; bila menolak, jangan ulangi tanpa diminta — tanyakan apa yang perlu diubah.
-    Catatan yang ditimpa tetap tersimpan di riwayat; bila orang lain mencatat lebih dulu, tidak ada yang ditimpa:
-    panggil lagi agar pengguna ditanya ulang."""
+    (tetap izin) dan yang sudah tercatat sakit, izin atau alpa (tetap; sebut di entri untuk mengubahnya):
+    "semua hadir kecuali Citra izin" adalah satu panggilan. Semua atau tidak sama sekali: satu id yang tidak ada
+    atau di luar wewenang berarti tidak ada yang dicatat. Sebelum menulis, pengguna diminta menyetujui daftar
+    perubahannya; bila menolak, jangan ulangi tanpa diminta — tanyakan apa yang perlu diubah. Catatan yang
+    ditimpa tetap tersimpan di riwayat; bila orang lain mencatat lebih dulu, tidak ada yang ditimpa: panggil
+    lagi agar pengguna ditanya ulang."""
     if not plan.berubah:  # nobody was asked (`konfirmasi` gave None): nothing to write
         audit.note_write("unchanged")
         return tool_result(

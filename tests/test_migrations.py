@@ -123,10 +123,10 @@ async def test_a_database_of_the_previous_release_upgrades_in_place_when_the_ser
     engine = open_engine(url, engines)
     assert version(engine) == [HEAD]
     after = rows(engine)
-    written = ("absensi", "riwayat_absensi", "idempotensi")
+    changed = ("absensi", "riwayat_absensi", "idempotensi")
     widths = {k: len(v[0]) for k, v in before.items() if v}  # revision 0005 appends the names' keys to the rows
-    assert {k: [r[: widths.get(k)] for r in v] for k, v in after.items() if k not in written} == {
-        k: v for k, v in before.items() if k not in written
+    assert {k: [r[: widths.get(k)] for r in v] for k, v in after.items() if k not in changed} == {
+        k: v for k, v in before.items() if k not in changed
     }
     assert [r[-1] for r in after["kamar"]] == [fold(r[0]) for r in after["kamar"]]
     assert set(before["absensi"]) < set(after["absensi"]) and before["riwayat_absensi"] == after["riwayat_absensi"][:10]

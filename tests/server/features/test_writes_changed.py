@@ -1,9 +1,11 @@
 """A confirmed roll call carries the old records the person was shown: when someone else recorded one of those students
 after the answer, the service refuses the whole write (409 `berubah`), the tool says so and writes nothing, and the
 next call asks again with the new question (which keeps the other's record). A service that does not mark
-`nilai-lama` is sent no old values and writes as before. In memory, both eras, against the real data service."""
+`nilai-lama` is sent no old values and writes as before. Ending an izin someone else ended is refused. In memory,
+both eras, against the real data service."""
 
 from collections.abc import Awaitable, Callable
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
@@ -141,3 +143,28 @@ async def test_a_service_without_the_mark_gets_no_old_values_and_writes_as_befor
     assert body["hasil"] == "ditulis"
     [sent] = upstream.bodies
     assert b"status_lama" not in sent and b"keterangan_lama" not in sent
+
+
+async def test_an_izin_ended_by_someone_else_meanwhile_keeps_their_return_day(service_app: FastAPI, era: str) -> None:
+    """akhiri_izin overwrites nothing another wrote: an izin already ended is refused (409 at the service on the
+    handshake, a new plan on 2026-07-28), and its return day stays the first one's."""
+    today = date.today()
+    async with service_client(service_app) as rest:
+        made = await rest.post(
+            "/izin",
+            json={"id_anak": "A001", "dari": str(today - timedelta(days=1)), "sampai": str(today), "jenis": "pulang"},
+        )
+        handle = made.json()["id"]
+        person = Person()
+
+        async def colleague_ends_it() -> None:
+            ended = await rest.post(f"/izin/{handle}/selesai", json={"tanggal_kembali": str(today - timedelta(days=1))})
+            assert ended.status_code == 200
+
+        person.before_answer = colleague_ends_it
+        async with Client(
+            server_for(service_app, writes=True), mode=era, cache=None, elicitation_callback=person
+        ) as client:
+            refused = await call_error(client, "akhiri_izin", {"id_izin": handle, "tanggal_kembali": str(today)})
+        assert "sudah selesai" in refused
+        assert (await rest.get(f"/izin/{handle}")).json()["tanggal_kembali"] == str(today - timedelta(days=1))

@@ -276,7 +276,7 @@ class _HttpRateLimit:
                 **{"Retry-After": str(seconds)},
             )
             return
-        if not anonymous:
+        if not anonymous and not free:  # the free window is its own: the MCP layer's token is still to be taken
             scope[CHARGED] = True
         await self.app(scope, receive, send)
 
@@ -304,7 +304,8 @@ class _HttpRateLimit:
             scope.get("method") == "POST"
             and isinstance(payload, dict)
             and "id" in payload
-            and payload.get("method") in NO_DATA_METHODS
+            and isinstance(payload.get("method"), str)  # a hostile body's method may be a list or an object
+            and payload["method"] in NO_DATA_METHODS
         )
 
     @staticmethod

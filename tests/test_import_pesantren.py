@@ -74,10 +74,10 @@ def test_broken_jenis_rows_are_named_by_row_and_column(school: sessionmaker[Sess
         "kode,nama,kategori,poin\nMembawa HP,x,ringan,5\nok_1,Baik,parah,5\nok_2,Baik,ringan,2000\nok_1,Dua,ringan,1\n",
     )
     assert rejected(school, "jenis_pelanggaran", path) == [
-        "row 2: kode: 1-40 lower-case letters, digits, '_' or '-', e.g. membawa_hp (got 'Membawa HP')",
-        "row 3: kategori: one of ringan, sedang, berat (got 'parah')",
-        "row 4: poin: a whole number from 0 to 1000 (got '2000')",
-        "row 5: kode 'ok_1' already appears in row 3",
+        "row 2: kode: 1-40 lower-case letters, digits, '_' or '-', e.g. membawa_hp",
+        "row 3: kategori: one of ringan, sedang, berat",
+        "row 4: poin: a whole number from 0 to 1000",
+        "row 5: kode: the same as in row 3",
     ]
 
 
@@ -114,10 +114,10 @@ def test_broken_pelanggaran_rows_name_student_kind_date_and_never_echo_the_note(
     )
     errors = rejected(school, "pelanggaran", path)
     assert errors == [
-        "row 2: id_anak: there is no student 'A999' (import anak first)",
-        "row 3: jenis: there is no kind 'terbang' (see 'import jenis_pelanggaran')",
+        "row 2: id_anak: no such student (import anak first)",
+        "row 3: jenis: no such kind of violation (see 'import jenis_pelanggaran')",
         "row 4: tanggal: after today",
-        "row 5: kategori: one of ringan, sedang, berat (got 'parah')",
+        "row 5: kategori: one of ringan, sedang, berat",
         "row 6: keterangan: String should have at most 500 characters",
     ]
     assert not any("rahasia" in e for e in errors)
@@ -152,10 +152,10 @@ def test_broken_hafalan_rows_say_which_surah_is_shorter(school: sessionmaker[Ses
     )
     assert rejected(school, "hafalan", path) == [
         "row 2: ayat_selesai: Al-Baqarah hanya punya 286 ayat",
-        "row 3: jenis: ziyadah (new) or murajaah (review) (got 'tilawah')",
-        "row 4: surah: the surah's number (1-114) or name (e.g. Al-Baqarah) (got '115')",
+        "row 3: jenis: ziyadah (new) or murajaah (review)",
+        "row 4: surah: the surah's number (1-114) or name (e.g. Al-Baqarah)",
         "row 5: ayat_selesai: Ayat mulai (10) melewati ayat selesai (5)",
-        "row 7: surah: the surah's number (1-114) or name (e.g. Al-Baqarah) (got 'Al-Bakoroh')",
+        "row 7: surah: the surah's number (1-114) or name (e.g. Al-Baqarah)",
     ]
 
 
@@ -200,7 +200,7 @@ def test_kesehatan_imports_and_broken_rows_never_echo_health_data(
         "row 4: tindakan",
     ]
     assert "demam, batuk-pilek, pencernaan, cedera, kulit, lainnya" in errors[0]
-    assert not any("rahasia" in e or "Gatal" in e for e in errors)
+    assert not any("rahasia" in e or "Gatal" in e or "flu" in e for e in errors), "no value is repeated"
 
 
 @pytest.mark.parametrize(

@@ -150,7 +150,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
     from mcp_asrama.service.db import describe, init_schema, make_engine, make_sessionmaker
-    from mcp_asrama.service.importer import ImportRejected, import_file
+    from mcp_asrama.service.import_files import FileRefused, ImportRejected
+    from mcp_asrama.service.importer import import_file
     from mcp_asrama.service.migrations import SchemaTooNew
 
     if args.buat_kamar and args.kind != "anak":
@@ -173,6 +174,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             engine.dispose()
     except SchemaTooNew as exc:
         print(schema_too_new(db_url, exc), file=sys.stderr)
+        return 1
+    except FileRefused as refused:
+        print(f"{args.file}: {refused.reason}; nothing was imported into {describe(db_url)}", file=sys.stderr)
         return 1
     except ImportRejected as rejected:
         for line in rejected.errors:

@@ -93,8 +93,6 @@ MEANINGS: dict[str, dict[str, str]] = {
         "petugas": "the clinic staff member",
     },
 }
-# Values never repeated in a message (notes that may be personal, and health data).
-NOT_ECHOED = frozenset({"keterangan", "keluhan", "tindakan", "obat", "rujukan"})
 HEALTH_FIELDS = frozenset({"keluhan", "tindakan", "obat", "rujukan"})
 
 
@@ -125,11 +123,11 @@ def checker(session: Session, kind: str) -> Callable[[dict[str, Any]], list[str]
     def check(row: dict[str, Any]) -> list[str]:
         problems = []
         if not student(row["id_anak"]):
-            problems.append(f"id_anak: there is no student '{row['id_anak']}' (import anak first)")
+            problems.append("id_anak: no such student (import anak first)")
         if row["tanggal"] > today:
             problems.append("tanggal: after today")
         if kind == "pelanggaran" and not jenis(row["jenis"]):
-            problems.append(f"jenis: there is no kind '{row['jenis']}' (see 'import jenis_pelanggaran')")
+            problems.append("jenis: no such kind of violation (see 'import jenis_pelanggaran')")
         if kind == "hafalan" and (
             why := crud_hafalan.check_range(row["surah"], row["ayat_mulai"], row["ayat_selesai"])
         ):

@@ -7,19 +7,13 @@ room in the database (compared case-insensitively, as `GET /kamar` counts its st
 to create the missing rooms.
 """
 
-import csv
-import io
 import re
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from openpyxl import load_workbook
-from openpyxl.utils.exceptions import InvalidFileException
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
@@ -30,6 +24,7 @@ from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import kamar as crud_kamar
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.db import refresh_statistics
+from mcp_asrama.service.import_files import ImportRejected, Table, read_table
 from mcp_asrama.service.models import Anak, Kamar
 from mcp_asrama.service.schemas.anak import AnakIn
 from mcp_asrama.service.schemas.kamar import KamarIn
@@ -72,13 +67,11 @@ _MEANINGS: dict[str, dict[str, str]] = {  # what each column of the file holds, 
     },
     **pesantren.MEANINGS,
 }
-_DELIMITERS = (",", ";", "\t")
 # A room created for students who name one that does not exist: its building from their jenis_kelamin.
 _GEDUNG = {"L": "Putra", "P": "Putri"}
 GEDUNG_UNKNOWN = "Belum ditentukan"
 
 PERSONAL_FIELDS = frozenset({"nik", "no_hp_wali", "alamat", "tanggal_lahir"})
-_NOT_ECHOED = PERSONAL_FIELDS | pesantren.NOT_ECHOED
 
 
 def _hint(kind: str, name: str) -> str | None:
@@ -107,14 +100,6 @@ def columns_help() -> str:
     return "\n".join(lines)
 
 
-class ImportRejected(Exception):
-    """The file was not imported; `errors` says why, one line each (rows numbered as in a spreadsheet)."""
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__(f"{len(errors)} error(s); nothing was imported")
-        self.errors = errors
-
-
 @dataclass(frozen=True)
 class ImportReport:
     """What an import did: rows added and updated, and the rooms it created for them (by name)."""
@@ -124,67 +109,17 @@ class ImportReport:
     rooms_created: tuple[str, ...] = ()
 
 
-def _cell(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.date().isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    text = str(value).strip()
-    return text or None
-
-
-def _read_xlsx(path: Path) -> list[list[str | None]]:
-    try:
-        workbook = load_workbook(path, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, InvalidFileException, KeyError) as exc:
-        raise ImportRejected([f"{path.name} is not an XLSX workbook: save it again as .xlsx or CSV"]) from exc
-    try:
-        return [[_cell(v) for v in row] for row in workbook.worksheets[0].iter_rows(values_only=True)]
-    finally:
-        workbook.close()
-
-
-def _delimiter(header_line: str) -> str:
-    """The separator of a CSV file, from its header (column names never contain one): `,`, `;` or tab."""
-    return max(_DELIMITERS, key=header_line.count)
-
-
-def read_table(path: Path) -> list[list[str | None]]:
-    """The rows of a CSV (`,`, `;` or tab, UTF-8) or of the first sheet of an XLSX file, header first."""
-    suffix = path.suffix.lower()
-    if suffix == ".xls":
-        raise ImportRejected([f"{path.name}: old Excel files (.xls) are not read: save it as .xlsx or CSV"])
-    try:
-        if suffix in {".xlsx", ".xlsm"}:
-            return _read_xlsx(path)
-        content = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportRejected(["the file is not UTF-8 text: save it as 'CSV UTF-8' and try again"]) from exc
-    except OSError as exc:
-        raise ImportRejected([f"cannot read {path}: {exc.strerror or type(exc).__name__}"]) from exc
-    if "\x00" in content:
-        raise ImportRejected(["the file is not a CSV text file: save it as 'CSV UTF-8' or .xlsx"])
-    reader = csv.reader(io.StringIO(content, newline=""), delimiter=_delimiter(content.split("\n", 1)[0]))
-    try:
-        return [[_cell(v) for v in row] for row in reader]
-    except csv.Error as exc:
-        raise ImportRejected([f"row {reader.line_num}: {exc}"]) from exc
-
-
 def _describe(kind: str, error: dict[str, Any], raw: dict[str, Any]) -> str:
     field = ".".join(str(p) for p in error["loc"]) or "row"
     if error["type"] == "missing":
         return f"{field}: required"
     if error["type"] == "extra_forbidden":
         return f"{field}: unknown column"
-    value = raw.get(field)
-    # Personal data is never repeated in a message: the row number and the column say where to look.
-    got = f" (got '{value[:40]}')" if isinstance(value, str) and field not in _NOT_ECHOED else ""
-    return f"{field}: {_hint(kind, field) or error['msg']}{got}"
+    # No value is ever repeated (a name, a clinic category): the row number and the column say where to look.
+    if hint := _hint(kind, field):
+        return f"{field}: {hint}"
+    value, message = raw.get(field), str(error["msg"])
+    return f"{field}: {'not valid' if isinstance(value, str) and value in message else message}"
 
 
 def _normalise(raw: dict[str, Any]) -> dict[str, Any]:
@@ -210,7 +145,7 @@ Progress = Callable[[int, int], None]  # (data rows checked, data rows in the fi
 
 def validate_rows(
     kind: Kind,
-    table: list[list[str | None]],
+    table: Table,
     room_exists: Callable[[str], bool] | None = None,
     check: Callable[[dict[str, Any]], list[str]] | None = None,
     progress: Progress | None = None,
@@ -223,9 +158,13 @@ def validate_rows(
         raise ImportRejected(["the file is empty: the first row must name the columns"])
     header = [(h or "").strip().lower() for h in table[0]]
     allowed = list(model.model_fields)
-    unknown = [h for h in header if h and h not in allowed]
-    errors = [f"row 1: unknown column '{h}' (allowed: {', '.join(allowed)})" for h in unknown]
-    errors += [f"row 1: column '{h}' appears twice" for i, h in enumerate(header) if h and h in header[:i]]
+    # A header cell that names no column may be anything (a data row where the header should be): never shown.
+    errors = [
+        f"row 1: column {i}: not a column of '{kind}' (allowed: {', '.join(allowed)})"
+        for i, h in enumerate(header, start=1)
+        if h and h not in allowed
+    ]
+    errors += [f"row 1: column '{h}' appears twice" for i, h in enumerate(header) if h in allowed and h in header[:i]]
     required = [name for name, info in model.model_fields.items() if info.is_required()]
     errors += [f"row 1: required column '{name}' is missing" for name in required if name not in header]
     if errors:
@@ -253,14 +192,14 @@ def validate_rows(
             errors += [f"row {number}: {problem}" for problem in _too_long(orm_table, row)]
             if room_exists is not None and row.get("kamar") and not room_exists(row["kamar"]):
                 errors.append(
-                    f"row {number}: kamar: there is no room '{row['kamar'][:40]}' "
-                    "(import the rooms first with 'import kamar', or add --buat-kamar)"
+                    f"row {number}: kamar: no such room (import the rooms first with 'import kamar', or add "
+                    "--buat-kamar)"
                 )
             errors += [f"row {number}: {problem}" for problem in (check(row) if check else [])]
             rows.append(row)
         if key is not None and (value := raw.get(key)) is not None:
             if value in seen:
-                errors.append(f"row {number}: {key} '{value}' already appears in row {seen[value]}")
+                errors.append(f"row {number}: {key}: the same as in row {seen[value]}")
             seen.setdefault(value, number)
     if errors:
         raise ImportRejected(errors)

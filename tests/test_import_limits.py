@@ -5,6 +5,7 @@ imported by the real command in a process whose address space is capped."""
 
 import random
 import resource
+import struct
 import subprocess
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -134,6 +135,23 @@ def test_bomb_of_high_ratio_under_the_unpacked_limit_is_refused(tmp_path: Path) 
         tmp_path / "rasio.xlsx", repeated(HEAD + b'<row r="1">', ZIP_BOMB_UNIT, 3_000_000, b"</row>" + TAIL)
     )
     assert refused(bomb) == "the workbook has a part that unpacks to more than 100 times its packed size"
+
+
+def test_workbook_that_claims_a_small_unpacked_size_is_read_no_further_than_it_claims(tmp_path: Path) -> None:
+    """The bounds trust the sizes the zip's directory states: a part that claims 100 KB but holds 45 MB is read
+    only to 100 KB (zipfile stops there) and then fails its checksum."""
+    path = workbook(tmp_path / "bohong.xlsx", repeated(HEAD + b'<row r="1">', ZIP_BOMB_UNIT, 3_000_000, b"</row>"))
+    name = b"xl/worksheets/sheet1.xml"
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        local = archive.getinfo(name.decode()).header_offset
+    entry = data.find(b"PK\x01\x02")  # the central directory's entries, until the part's
+    while data[entry + 46 : entry + 46 + len(name)] != name:
+        entry = data.find(b"PK\x01\x02", entry + 4)
+    struct.pack_into("<I", data, local + 22, 100_000)
+    struct.pack_into("<I", data, entry + 24, 100_000)
+    path.write_bytes(bytes(data))
+    assert refused(path) == "not an XLSX workbook: save it again as .xlsx or CSV"
 
 
 @pytest.mark.e2e

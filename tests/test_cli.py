@@ -36,7 +36,7 @@ def _stored(db_url: str) -> dict[str, tuple[Any, ...]]:
     try:
         with make_sessionmaker(engine)() as session:
             rows = session.execute(select(Anak.__table__)).all()
-            rooms = session.execute(select(Kamar.__table__)).all()
+            rooms = session.execute(select(Kamar.nama, Kamar.gedung, Kamar.kapasitas, Kamar.musyrif)).all()
     finally:
         engine.dispose()
     return {"anak": tuple(sorted(tuple(r) for r in rows)), "kamar": tuple(sorted(tuple(r) for r in rooms))}

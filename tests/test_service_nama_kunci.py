@@ -2,6 +2,7 @@
 (Unicode, so `Straße 1` is `STRASSE 1`) and spacing do not make two rooms, at every filter, in the rooms' occupancy
 and on import; a new room whose name folds onto a stored one is refused."""
 
+import logging
 from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from mcp_asrama.service.crud import common as crud_common
@@ -156,3 +157,47 @@ def test_rooms_created_for_students_are_one_per_fold(sessions: sessionmaker[Sess
     students = "id,nama,kelas,kamar\nN1,Nur,9C,Umar  9\nN2,Nia,9C,UMAR 9\nN3,Nia,9C,straße 1\n"
     report = import_file(sessions, "anak", _write(tmp_path / "a.csv", students), create_rooms=True)
     assert report.rooms_created == ("Umar 9",)
+
+
+async def test_names_another_tool_wrote_without_their_key_are_keyed_at_start(
+    school: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = make_engine(school)
+    with engine.begin() as conn:  # plain SQL, as a school's own tool writes: no keys, or a key left from before
+        conn.execute(text("INSERT INTO kamar (nama, gedung, kapasitas) VALUES ('Umar 5', 'Putra', 4)"))
+        conn.execute(
+            text("INSERT INTO anak (id, nama, kelas, kamar, status) VALUES ('T1', 'T', '9c', 'UMAR 5', 'aktif')")
+        )
+        conn.execute(text("UPDATE anak SET kamar = 'Straße 1', kelas = '9C' WHERE id = 'F1'"))
+        conn.execute(text("UPDATE anak SET kamar = NULL WHERE id = 'F2'"))
+    engine.dispose()
+    with caplog.at_level(logging.WARNING, logger="mcp_asrama.service.crud.common"):
+        async for client in serve_db(school):
+            assert await _ids(client, "/anak", kamar="umar 5") == ["T1"]
+            assert await _ids(client, "/anak", kamar="STRASSE 1") == ["F1", "S1", "S2"]
+            assert await _ids(client, "/anak", kamar="Al-Fatih 1") == ["F3"]
+            assert await _ids(client, "/anak", kelas="9C") == ["F1", "T1"]
+            rooms = (await client.get("/kamar")).json()["data"]
+            assert {r["nama"]: r["terisi"] for r in rooms} == {"Al-Fatih 1": 1, "Straße 1": 3, "Umar 5": 1}
+    # kamar: Umar 5; anak.kelas: 9c, 9C; anak.kamar: UMAR 5, Straße 1, None
+    assert [r.getMessage() for r in caplog.records] == [
+        "6 room or class names had no key or a stale one (written by another tool): re-keyed"
+    ]
+    caplog.clear()
+    async for _client in serve_db(school):  # keyed once: the next start writes nothing
+        pass
+    assert not caplog.records
+
+
+def test_rooms_stored_twice_before_are_updated_by_their_exact_names(
+    sessions: sessionmaker[Session], tmp_path: Path
+) -> None:
+    with sessions() as session, session.begin():  # a twin from before revision 0005, as the upgrade keeps it
+        session.execute(insert(Kamar), [{"nama": "STRASSE 1", "gedung": "Putra", "kapasitas": 2}])
+    import_file(sessions, "kamar", _write(tmp_path / "k.csv", "nama,gedung,kapasitas\nStraße 1,Putra,9\n"))
+    import_file(sessions, "kamar", _write(tmp_path / "k.csv", "nama,gedung,kapasitas\nSTRASSE 1,Putri,3\n"))
+    with pytest.raises(ImportRejected):
+        import_file(sessions, "kamar", _write(tmp_path / "k.csv", "nama,gedung,kapasitas\nstrasse 1,Putra,9\n"))
+    with sessions() as session:
+        rooms = session.execute(select(Kamar.nama, Kamar.gedung, Kamar.kapasitas).order_by(Kamar.nama)).all()
+    assert rooms == [("Al-Fatih 1", "Putra", 6), ("STRASSE 1", "Putri", 3), ("Straße 1", "Putra", 9)]

@@ -16,6 +16,7 @@ from mcp_asrama.config import ServiceSettings
 from mcp_asrama.contract import FITUR, FITUR_HEADER
 from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
 from mcp_asrama.logs import route_template
+from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import perubahan as crud_perubahan
 from mcp_asrama.service.db import analyse_if_needed, init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.feed import Feed
@@ -93,6 +94,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         raise NoToken("the data service needs a token: set ASRAMA_SERVICE_TOKEN or use ServiceSettings.with_token()")
     engine = make_engine(settings.db_url)
     init_schema(engine)
+    with engine.begin() as conn:
+        crud_common.rekey_names(conn)
     analyse_if_needed(engine)
 
     @asynccontextmanager

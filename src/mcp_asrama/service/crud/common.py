@@ -1,15 +1,20 @@
-"""What every domain's queries share: the dialect, upsert, which ids exist, whether the database is empty."""
+"""What every domain's queries share: the dialect, upsert, which ids exist, whether the database is empty, the
+names' keys."""
 
+import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from mcp_asrama.names import fold
 from mcp_asrama.service.crud.kamar import refuse_clashes
 from mcp_asrama.service.models import Anak, Base, Kamar
 from mcp_asrama.service.models.anak import NAME_KEYS
+
+log = logging.getLogger(__name__)
 
 
 def dialect(session: Session) -> str:
@@ -43,3 +48,21 @@ def existing_ids(session: Session, column_: Any, ids: Sequence[str], chunk: int 
 def is_empty(session: Session) -> bool:
     """True when the database holds no student and no room."""
     return session.scalar(select(Anak.id).limit(1)) is None and session.scalar(select(Kamar.nama).limit(1)) is None
+
+
+def rekey_names(conn: Connection) -> int:
+    """Give the names that another tool wrote straight into the tables (without a key, or keeping the key of a
+    former name) their key, so that filters find them; run at start, it writes only when one is wrong. One read of
+    each name column's distinct (name, key) pairs; the number of names re-keyed is logged (never the names)."""
+    wrong = 0
+    for table_name, keys in NAME_KEYS.items():
+        table = Base.metadata.tables[table_name]
+        for name, key in keys.items():
+            pairs = conn.execute(select(table.c[name], table.c[key]).distinct()).all()
+            for value in {n for n, k in pairs if k != (None if n is None else fold(n))}:
+                same = table.c[name].is_(None) if value is None else table.c[name] == value
+                conn.execute(update(table).where(same).values({key: None if value is None else fold(value)}))
+                wrong += 1
+    if wrong:
+        log.warning("%d room or class names had no key or a stale one (written by another tool): re-keyed", wrong)
+    return wrong

@@ -32,9 +32,13 @@ def refuse_clashes(session: Session, names: Iterable[str]) -> None:
         by_key.setdefault(fold(name), set()).add(name)
     clashes = {n for spellings in by_key.values() if len(spellings) > 1 for n in spellings}
     keys = list(by_key)
+    stored: dict[str, set[str]] = {}
     for start in range(0, len(keys), 500):
-        stored = session.execute(select(Kamar.kunci, Kamar.nama).where(Kamar.kunci.in_(keys[start : start + 500])))
-        clashes.update(n for key, nama in stored for n in by_key[key or ""] if n != nama)
+        for key, nama in session.execute(
+            select(Kamar.kunci, Kamar.nama).where(Kamar.kunci.in_(keys[start : start + 500]))
+        ):
+            stored.setdefault(key or "", set()).add(nama)
+    clashes.update(n for key, namas in stored.items() for n in by_key[key] if n not in namas)
     if clashes:
         raise NameClash(sorted(clashes))
 

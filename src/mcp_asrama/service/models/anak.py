@@ -3,7 +3,8 @@
 A room or class name is matched by its key (`mcp_asrama.names.fold`: whitespace collapsed, Unicode case folded),
 which the database cannot compute (SQL lower() neither folds "ß" nor, on SQLite, anything beyond ASCII): each name
 column has a `..._kunci` column beside it, filled from the name on every insert, Core or ORM (a Python-side
-default), and by `crud.common.upsert` on update. `NAME_KEYS` says which key column follows which name column.
+default), by `crud.common.upsert` on update, and at start by `crud.common.rekey_names` for rows another tool wrote.
+`NAME_KEYS` says which key column follows which name column.
 """
 
 from collections.abc import Callable

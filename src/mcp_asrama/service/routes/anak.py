@@ -23,8 +23,8 @@ def cari_anak(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> DaftarAnak:
-    """Students by part of the name and exact class, room or status (case-insensitive; several classes or rooms:
-    any of them), ordered by name."""
+    """Students by part of the name and exact class, room or status (class and room up to case and spacing; several
+    classes or rooms: any of them), ordered by name."""
     total, page = crud_anak.cari_anak(
         session,
         nama=(nama or "").strip() or None,

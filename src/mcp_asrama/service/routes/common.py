@@ -14,7 +14,9 @@ Filter = Annotated[
     list[Cari] | None,
     Query(
         max_length=MAX_FILTER_VALUES,
-        description=f"Tanpa beda huruf besar/kecil; boleh diulang (maks. {MAX_FILTER_VALUES}): salah satunya cocok",
+        description=(
+            f"Tanpa beda huruf besar/kecil dan spasi; boleh diulang (maks. {MAX_FILTER_VALUES}): salah satunya cocok"
+        ),
     ),
 ]
 """A class or room filter (`kamar=A&kamar=B`: room A or B)."""

@@ -239,6 +239,14 @@ def test_entities_in_any_part_are_refused_not_only_in_the_sheet(tmp_path: Path) 
     assert "declares a document type" in refused(path)
 
 
+def test_workbook_of_too_many_parts_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bagian.xlsx"
+    with zipfile.ZipFile(path, "w") as out:
+        for number in range(xlsx_guard.MAX_PARTS + 1):
+            out.writestr(f"xl/media/{number}.bin", b"")
+    assert refused(path) == f"the workbook has more than {xlsx_guard.MAX_PARTS:,} parts"
+
+
 def test_openpyxl_itself_parses_through_defusedxml() -> None:
     """The second wall: every XML openpyxl reads goes through defusedxml (a dependency)."""
     assert openpyxl.xml.functions.fromstring.__module__.startswith("defusedxml")

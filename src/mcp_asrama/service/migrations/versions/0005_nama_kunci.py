@@ -9,7 +9,9 @@ this revision) are kept, both: they become one room for every filter and share t
 logs how many such names it found (never the names) so the school can merge them. New rooms cannot fold onto a
 stored one (`crud.kamar.refuse_clashes`), so the key's index is not unique.
 
-Written out in full, not read from the models: a revision stays what it was when it shipped.
+Written out in full, not read from the models: a revision stays what it was when it shipped. Like the baseline, it
+tolerates a database that already has the keys and their indexes (one created from the models before its schema was
+versioned).
 
 Revision ID: 0005
 Revises: 0004
@@ -51,11 +53,12 @@ def _backfill(conn: sa.Connection, table: str, name: str, key: str) -> None:
 def upgrade() -> None:
     conn = op.get_bind()
     for table, name, key, length in _KEYS:
-        op.add_column(table, sa.Column(key, sa.String(length)))
+        if key not in {c["name"] for c in sa.inspect(conn).get_columns(table)}:
+            op.add_column(table, sa.Column(key, sa.String(length)))
         _backfill(conn, table, name, key)
-    op.create_index("ix_kamar_kunci", "kamar", ["kunci"])
+    op.create_index("ix_kamar_kunci", "kamar", ["kunci"], if_not_exists=True)
     for column in ("kelas", "kamar"):
-        op.create_index(f"ix_anak_{column}_kunci", "anak", [f"{column}_kunci", "nama", "id"])
+        op.create_index(f"ix_anak_{column}_kunci", "anak", [f"{column}_kunci", "nama", "id"], if_not_exists=True)
         op.drop_index(f"ix_anak_{column}_nama", table_name="anak", if_exists=True)
     shared = conn.execute(
         sa.text(

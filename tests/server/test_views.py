@@ -48,8 +48,9 @@ async def test_the_charting_tools_link_their_views_and_no_other_tool_does(mcp: C
 
 async def test_each_view_is_self_contained_html_for_apps(mcp: Client) -> None:
     listed = {str(r.uri): r for r in (await mcp.list_resources()).resources if str(r.uri).startswith("ui://")}
-    assert sorted(listed) == sorted(LINKED.values())
-    for uri in LINKED.values():
+    views = [*LINKED.values(), "ui://asrama/konfirmasi"]  # the confirm view: linked by the write tools
+    assert sorted(listed) == sorted(views)
+    for uri in views:
         assert listed[uri].mime_type == APP_MIME_TYPE and listed[uri].title
         contents = (await mcp.read_resource(uri)).contents
         assert len(contents) == 1 and isinstance(contents[0], TextResourceContents)

@@ -14,7 +14,8 @@ from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
 from mcp_asrama.server import discovery, features, listen_gate, live, views
 from mcp_asrama.server.core import AppState, AsramaServer
-from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
+from mcp_asrama.server.features.write import Konfirmasi
+from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, usulan, writes
 from mcp_asrama.server.guard.access import SEMUA, Akses, current_principal
 from mcp_asrama.server.response_mode import Shared
 from mcp_asrama.server.settings import ServerSettings
@@ -59,6 +60,12 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     verifier = auth.token_verifier(settings)
     limiter = ratelimit.RateLimiter(settings)
     claims = confirm.claim_store(settings.confirm_storage)
+    book = Konfirmasi(
+        saluran=tuple(dict.fromkeys(settings.konfirmasi)),
+        store=usulan.usulan_store(settings.confirm_storage, security.codec),
+        menit=settings.usulan_menit,
+        stdio=settings.transport == "stdio",
+    )
     slots = listen_gate.Slots(settings.listen_maks, listen_gate.total_listens(settings.max_connections))
     updates = live.Live(slots, limiter if ratelimit.applies(settings) else None)
 
@@ -76,10 +83,12 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
                     scope_claim=settings.auth_scope_claim,
                     local=local,
                     kesehatan_min_anak=settings.kesehatan_min_anak,
+                    konfirmasi=book,
                 )
             finally:
                 background.cancel_scope.cancel()
                 claims.close()
+                book.store.close()
                 limiter.close()
 
     server = AsramaServer(
@@ -109,5 +118,5 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     server.clinic = lambda: current_principal(settings.auth_scope_claim, local).akses.klinik
     confirm.install(server.middleware, claims, security.ttl)
     updates.install(server)
-    features.register(server)
+    features.register(server, book)
     return server

@@ -34,7 +34,7 @@ from mcp_asrama.privacy import json_of
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
 from mcp_asrama.server.guard.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.guard.ratelimit import RateLimiter
-from mcp_asrama.server.methods import CLINIC_TOOLS, WRITE_TOOLS
+from mcp_asrama.server.methods import CLINIC_TOOLS, WITH_WRITES, WRITE_TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,7 @@ class AppState:
     scope_claim: str = "asrama_scope"
     local: Akses = SEMUA
     kesehatan_min_anak: int = 20  # ASRAMA_KESEHATAN_MIN_ANAK: the smallest group health counts are given for
+    konfirmasi: Any = None  # the write path's `Konfirmasi` (features.write): channels, usulan store, write tools
 
     def principal(self) -> Principal:
         """Who is asking right now (token subject and scope, or the local operator)."""
@@ -139,7 +140,7 @@ class AsramaServer(MCPServer[Any]):
                 schema["additionalProperties"] = False
                 closed[tool.name] = tool.model_copy(update={"input_schema": schema})
             self._closed_tools = closed
-        hidden = set() if self.writable() else set(WRITE_TOOLS)
+        hidden = set() if self.writable() else set(WRITE_TOOLS | WITH_WRITES)
         if not self.clinic():
             hidden |= CLINIC_TOOLS
         return {name: tool for name, tool in self._closed_tools.items() if name not in hidden}

@@ -23,7 +23,10 @@ WRITE_TOOLS = frozenset(
         "catat_pelanggaran",
         "catat_setoran_hafalan",
         "catat_kunjungan_klinik",
+        "putuskan_usulan",
     }
 )
+# Read-only tools that exist only beside the writes (how an usulan of a write stands).
+WITH_WRITES = frozenset({"cek_usulan"})
 # The write tools that also need clinic staff (`peran:kesehatan` in the scope claim): hidden from anyone else.
 CLINIC_TOOLS = frozenset({"catat_kunjungan_klinik"})

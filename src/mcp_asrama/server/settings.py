@@ -9,6 +9,8 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 from mcp_asrama.config import ConnectionLimits, comma_list, is_loopback, local_token
 
 MIN_STATE_KEY_BYTES = 32
+Saluran = Literal["tampilan", "formulir", "halaman"]
+KONFIRMASI: tuple[Saluran, ...] = ("tampilan", "formulir")  # ASRAMA_KONFIRMASI's default
 STORAGE_URL = r"^(memory://|rediss?://\S+)$"  # a `limits` storage: this process's memory, or a shared Redis
 
 
@@ -60,6 +62,12 @@ class ServerSettings(ConnectionLimits):
     # (`redis://host:6379/0`, `rediss://` with TLS; needs the `replicas` extra).
     confirm_storage: str = Field("memory://", pattern=STORAGE_URL)
 
+    # How a person confirms a write, in order: the first the request's host can do is used (`tampilan`: the MCP Apps
+    # confirm view; `formulir`: a form inside the call; `halaman`: a page in the person's browser, stdio only), and
+    # how long (minutes) an usulan waits for that decision.
+    konfirmasi: Annotated[list[Saluran], NoDecode] = Field(default_factory=lambda: list(KONFIRMASI), min_length=1)
+    usulan_menit: float = Field(10.0, gt=0, le=24 * 60)
+
     # Open `subscriptions/listen` streams one subject may hold at once (the total is capped below
     # ASRAMA_MAX_CONNECTIONS, so that calls and /healthz always have room).
     listen_maks: int = Field(4, ge=1, le=1000)
@@ -67,7 +75,7 @@ class ServerSettings(ConnectionLimits):
     # Health counts for anyone but clinic staff: only over groups of at least this many students.
     kesehatan_min_anak: int = Field(20, ge=5, le=100_000)
 
-    _lists = field_validator("allowed_origins", "stdio_scope", "state_keys", mode="before")(comma_list)
+    _lists = field_validator("allowed_origins", "stdio_scope", "state_keys", "konfirmasi", mode="before")(comma_list)
 
     @field_validator("state_keys", mode="after")
     @classmethod

@@ -76,7 +76,9 @@ async def test_with_writes_off_the_write_tools_do_not_exist(service_app: FastAPI
 async def test_write_tools_are_listed_with_honest_annotations(service_app: FastAPI, era: str) -> None:
     async with writer(service_app, era, Person()) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert list(tools)[-4:] == ["catat_absensi", "daftar_izin", "ajukan_izin", "akhiri_izin"]
+    assert list(tools)[-6:] == [
+        "catat_absensi", "daftar_izin", "ajukan_izin", "akhiri_izin", "cek_usulan", "putuskan_usulan"
+    ]  # fmt: skip
     for name in WRITE_TOOLS:
         hints = tools[name].annotations
         assert hints is not None and hints.read_only_hint is False and hints.destructive_hint is True

@@ -13,10 +13,16 @@ from mcp_asrama.server.features import (
     kesehatan,
     laporan,
     pelanggaran,
+    usulan_tools,
 )
+from mcp_asrama.server.features.write import Konfirmasi
 
 
-def register(server: AsramaServer) -> None:
-    """Add the tools, resources and prompts of every domain."""
-    for domain in (anak, kamar, absensi, pelanggaran, hafalan, kesehatan, catat_absensi, izin, laporan):
+def register(server: AsramaServer, book: Konfirmasi) -> None:
+    """Add the tools, resources and prompts of every domain; each write tool's declaration joins `book`, so that
+    an usulan of it can be decided later."""
+    for domain in (anak, kamar, absensi, pelanggaran, hafalan, kesehatan, catat_absensi, izin, usulan_tools, laporan):
         domain.register(server)
+    for domain in (pelanggaran, hafalan, kesehatan, catat_absensi, izin):
+        for spec in domain.PENULISAN:
+            book.tambah(spec)

@@ -12,19 +12,18 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.resolve import Elicit
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_asrama.client import AsramaError, Changed
 from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, Status, StatusCatat, Tanggal
-from mcp_asrama.server.core import AsramaServer, tool_result
-from mcp_asrama.server.features.common import NO_ACCESS, Result, add_tools
-from mcp_asrama.server.guard import audit, writes
-from mcp_asrama.server.guard.scoped import terbatas
+from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.features.common import NO_ACCESS, add_tools
+from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.guard.scoped import Terbatas
+from mcp_asrama.server.views import KONFIRMASI, link
 
 MAX_ROWS = 300
 MAX_NOTE_SHOWN = 80
@@ -109,7 +108,7 @@ def _baris(record: CatatanAbsensi, status: str, keterangan: str | None) -> Baris
 
 
 async def rencana(
-    ctx: Context,
+    reader: Terbatas,
     tanggal: date,
     entri: list[EntriAbsensi],
     kamar: str | None,
@@ -124,7 +123,6 @@ async def rencana(
     twice = sorted(i for i, n in Counter(e.id_anak for e in entri).items() if n > 1)
     if twice:
         raise ToolError(f"Argumen tidak valid: id_anak lebih dari sekali di entri: {_ids(twice)}.")
-    reader = terbatas(ctx)
     if reader.akses.kosong:
         raise ToolError(NO_ACCESS)
     others: list[CatatanAbsensi] = []
@@ -186,8 +184,11 @@ def _status(status: str | None, keterangan: str | None) -> str:
     return text
 
 
-def pertanyaan(plan: Rencana) -> str:
-    """The question the person answers: counts first, then each change (name and id, old → new)."""
+def pertanyaan(plan: Rencana) -> Pertanyaan | None:
+    """The question the person answers: counts first, then each change (name and id, old → new); None when
+    nothing would change (nobody is asked)."""
+    if not plan.berubah:
+        return None
     baru, diubah, tetap = plan.jumlah()
     where = f" — {plan.cakupan}" if plan.cakupan else ""
     lines = [
@@ -201,12 +202,7 @@ def pertanyaan(plan: Rencana) -> str:
         before, after = _status(b.lama, b.keterangan_lama), _status(b.baru, b.keterangan)
         lines.append(f"- {b.nama or b.id_anak} ({b.id_anak}): {before} → {after}")
     lines.append("Nilai lama tetap tersimpan di riwayat. Setujui untuk mencatat?")
-    return "\n".join(lines)
-
-
-async def konfirmasi(ctx: Context, plan: Annotated[Rencana, Resolve(rencana)]) -> Elicit[writes.Setuju] | None:
-    """The person's answer to the plan; nobody is asked when nothing would change."""
-    return writes.ask(ctx, pertanyaan(plan), [b.id_anak for b in plan.berubah]) if plan.berubah else None
+    return Pertanyaan("\n".join(lines), tuple(b.id_anak for b in plan.berubah))
 
 
 class PerubahanAnak(BaseModel):
@@ -218,12 +214,11 @@ class PerubahanAnak(BaseModel):
     status_baru: str | None = None
 
 
-class HasilCatatAbsensi(Result):
-    """What happened to a roll call: written (with counts and each change), declined, cancelled, or unchanged."""
+class HasilCatatAbsensi(HasilTulis):
+    """What happened to a roll call: written (with counts and each change), declined, cancelled, unchanged, or
+    waiting (an usulan)."""
 
-    hasil: writes.Hasil
-    pesan: str
-    tanggal: date
+    tanggal: date | None = None
     jumlah: int | None = Field(None, description="Anak yang tercatat pada panggilan ini")
     baru: int | None = None
     diubah: int | None = None
@@ -243,12 +238,65 @@ def _row(b: Baris) -> dict[str, Any]:
     }
 
 
+def tetap(plan: Rencana) -> HasilCatatAbsensi:
+    """The result when every record is already as asked: nothing written, nobody asked."""
+    return HasilCatatAbsensi(
+        hasil="tetap",
+        pesan="Tidak ada yang berubah: semua catatan sudah seperti itu. Tidak ada yang ditulis.",
+        tanggal=plan.tanggal,
+        jumlah=len(plan.baris),
+        baru=0,
+        diubah=0,
+        tetap=len(plan.baris),
+    )
+
+
+async def tulis(tulis: Tulis, plan: Rencana) -> Ditulis:
+    """Write the whole roll call once, carrying the old records the person was shown."""
+    done = await tulis.reader.client.catat_absensi(
+        plan.tanggal, [_row(b) for b in plan.baris], actor=tulis.actor, key=tulis.key
+    )
+    names = {b.id_anak: b.nama for b in plan.baris}
+    planned = {b.id_anak for b in plan.berubah}
+    changed = [c for c in done.data if c.id_anak in planned or c.status_lama != c.status_baru]
+    written = HasilCatatAbsensi(
+        hasil="ditulis",
+        pesan=f"Tercatat: {done.jumlah} anak ({done.baru} baru, {done.diubah} diubah, {done.tetap} tetap).",
+        tanggal=done.tanggal,
+        jumlah=done.jumlah,
+        baru=done.baru,
+        diubah=done.diubah,
+        tetap=done.tetap,
+        perubahan=[
+            PerubahanAnak(
+                id_anak=c.id_anak, nama=names.get(c.id_anak), status_lama=c.status_lama, status_baru=c.status_baru
+            )
+            for c in changed
+        ],
+    )
+    return written, [{"id": c.id_anak, "old": c.status_lama, "new": c.status_baru} for c in changed]
+
+
+CATAT = Penulisan(
+    "catat_absensi",
+    rencana,
+    pertanyaan,
+    tulis,
+    HasilCatatAbsensi,
+    tetap=tetap,
+    conflict="Konfirmasi ini sudah dipakai untuk permintaan lain; panggil catat_absensi lagi.",
+    not_found=UNSUPPORTED,
+    changed=CHANGED,
+)
+PENULISAN = (CATAT,)
+
+
 async def catat_absensi(
     ctx: Context,
     tanggal: Tanggal,
     entri: Annotated[list[EntriAbsensi], Field(max_length=MAX_ROWS)],
-    plan: Annotated[Rencana, Resolve(rencana)],
-    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi)],
+    rencana: Annotated[Direncanakan[Rencana], CATAT.rencana],
+    keputusan: Annotated[Keputusan, CATAT.keputusan],
     kamar: Kamar = None,
     kelas: Kelas = None,
     yang_lain: Annotated[
@@ -267,59 +315,9 @@ async def catat_absensi(
     perubahannya; bila menolak, jangan ulangi tanpa diminta — tanyakan apa yang perlu diubah. Catatan yang
     ditimpa tetap tersimpan di riwayat; bila orang lain mencatat lebih dulu, tidak ada yang ditimpa: panggil
     lagi agar pengguna ditanya ulang."""
-    if not plan.berubah:  # nobody was asked (`konfirmasi` gave None): nothing to write
-        audit.note_write("unchanged")
-        return tool_result(
-            HasilCatatAbsensi(
-                hasil="tetap",
-                pesan="Tidak ada yang berubah: semua catatan sudah seperti itu. Tidak ada yang ditulis.",
-                tanggal=plan.tanggal,
-                jumlah=len(plan.baris),
-                baru=0,
-                diubah=0,
-                tetap=len(plan.baris),
-            )
-        )
-    answer = writes.answer_of(jawaban)
-    if answer != "accepted":
-        hasil, pesan = writes.not_written(answer)
-        return tool_result(HasilCatatAbsensi(hasil=hasil, pesan=pesan, tanggal=plan.tanggal))
-    try:
-        done = await terbatas(ctx).client.catat_absensi(
-            plan.tanggal, [_row(b) for b in plan.baris], actor=writes.actor(ctx), key=writes.idempotency_key()
-        )
-    except Changed:
-        audit.note_write("changed")
-        raise ToolError(CHANGED) from None
-    except AsramaError as exc:
-        raise writes.write_failed(
-            exc,
-            conflict="Konfirmasi ini sudah dipakai untuk permintaan lain; panggil catat_absensi lagi.",
-            not_found=UNSUPPORTED,
-        ) from None
-    names = {b.id_anak: b.nama for b in plan.baris}
-    planned = {b.id_anak for b in plan.berubah}
-    changed = [c for c in done.data if c.id_anak in planned or c.status_lama != c.status_baru]
-    audit.note_write("accepted", [{"id": c.id_anak, "old": c.status_lama, "new": c.status_baru} for c in changed])
-    return tool_result(
-        HasilCatatAbsensi(
-            hasil="ditulis",
-            pesan=f"Tercatat: {done.jumlah} anak ({done.baru} baru, {done.diubah} diubah, {done.tetap} tetap).",
-            tanggal=done.tanggal,
-            jumlah=done.jumlah,
-            baru=done.baru,
-            diubah=done.diubah,
-            tetap=done.tetap,
-            perubahan=[
-                PerubahanAnak(
-                    id_anak=c.id_anak, nama=names.get(c.id_anak), status_lama=c.status_lama, status_baru=c.status_baru
-                )
-                for c in changed
-            ],
-        )
-    )
+    return await CATAT.selesai(ctx, rencana, keputusan)
 
 
 def register(server: AsramaServer) -> None:
     """Add the roll-call tool."""
-    add_tools(server, {catat_absensi: "Catat absensi"}, WRITES)
+    add_tools(server, {catat_absensi: "Catat absensi"}, WRITES, link(KONFIRMASI))

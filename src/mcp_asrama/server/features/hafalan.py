@@ -10,14 +10,13 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Annotated
 
-from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.server.mcpserver.resolve import Elicit
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_asrama import quran
-from mcp_asrama.client import AsramaError, NotFound
+from mcp_asrama.client import NotFound
 from mcp_asrama.client.models import Anak, ProgresAnak, RataRata, Setoran
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server import views
@@ -36,7 +35,8 @@ from mcp_asrama.server.arguments import (
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import CREATES, JSON, NO_ACCESS, READ_ONLY, Result, add_tools, not_future
-from mcp_asrama.server.guard import audit, scoped_records, writes
+from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.guard import audit, scoped_records
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 LATEST = 10
@@ -175,7 +175,7 @@ class RencanaSetoran:
 
 
 async def rencana_setoran(
-    ctx: Context,
+    reader: Terbatas,
     id_anak: str,
     tanggal: date,
     jenis: str,
@@ -194,14 +194,13 @@ async def rencana_setoran(
         quran.validate_range(found.nomor, ayat_mulai, ayat_selesai)
     except ValueError as exc:
         raise ToolError(f"Argumen tidak valid: {exc}.") from None
-    reader = terbatas(ctx)
     if reader.akses.kosong:
         raise ToolError(NO_ACCESS)
     anak = await satu_anak(reader, id_anak)
     return RencanaSetoran(anak, tanggal, jenis, found, ayat_mulai, ayat_selesai, nilai, penguji)
 
 
-def pertanyaan_setoran(plan: RencanaSetoran) -> str:
+def pertanyaan_setoran(plan: RencanaSetoran) -> Pertanyaan:
     """The question: who, when, which ayat."""
     juz = ", ".join(str(j) for j in plan.juz)
     nilai = f", nilai {plan.nilai}" if plan.nilai is not None else ""
@@ -213,23 +212,43 @@ def pertanyaan_setoran(plan: RencanaSetoran) -> str:
     if plan.penguji:
         lines.append(f"Penguji: {plan.penguji}")
     lines.append("Setujui untuk mencatat?")
-    return "\n".join(lines)
+    return Pertanyaan("\n".join(lines), (plan.anak.id,))
 
 
-async def konfirmasi_setoran(
-    ctx: Context, plan: Annotated[RencanaSetoran, Resolve(rencana_setoran)]
-) -> Elicit[writes.Setuju]:
-    """The person's answer to the deposit."""
-    return writes.ask(ctx, pertanyaan_setoran(plan), [plan.anak.id])
+class HasilCatatSetoran(HasilTulis):
+    """What happened to a deposit: written (with the record), declined, cancelled, or waiting (an usulan)."""
 
-
-class HasilCatatSetoran(Result):
-    """What happened to a deposit: written (with the record), declined or cancelled."""
-
-    hasil: writes.Hasil
-    pesan: str
     id_anak: str | None = None
     setoran: DataSetoran | None = None
+
+
+async def tulis_setoran(tulis: Tulis, plan: RencanaSetoran) -> Ditulis:
+    """Record the deposit once."""
+    body: dict[str, object] = {
+        "id_anak": plan.anak.id,
+        "tanggal": plan.tanggal.isoformat(),
+        "jenis": plan.jenis,
+        "surah": plan.surah.nomor,
+        "ayat_mulai": plan.ayat_mulai,
+        "ayat_selesai": plan.ayat_selesai,
+    }
+    body.update({k: v for k, v in (("nilai", plan.nilai), ("penguji", plan.penguji)) if v is not None})
+    made = await tulis.reader.client.catat_setoran(body, actor=tulis.actor, key=tulis.key)
+    pesan = f"Setoran tercatat: {made.nama_surah or plan.surah.nama} ayat {made.ayat_mulai}–{made.ayat_selesai}."
+    written = HasilCatatSetoran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, setoran=_row(made))
+    return written, [{"id": made.id_anak, "old": None, "new": f"setoran:{made.jenis}"}]
+
+
+CATAT = Penulisan(
+    "catat_setoran_hafalan",
+    rencana_setoran,
+    pertanyaan_setoran,
+    tulis_setoran,
+    HasilCatatSetoran,
+    conflict="Konfirmasi ini sudah dipakai; panggil catat_setoran_hafalan lagi.",
+    not_found=UNSUPPORTED,
+)
+PENULISAN = (CATAT,)
 
 
 async def catat_setoran_hafalan(
@@ -240,8 +259,8 @@ async def catat_setoran_hafalan(
     surah: SurahArg,
     ayat_mulai: Ayat,
     ayat_selesai: Ayat,
-    plan: Annotated[RencanaSetoran, Resolve(rencana_setoran)],
-    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_setoran)],
+    rencana: Annotated[Direncanakan[RencanaSetoran], CATAT.rencana],
+    keputusan: Annotated[Keputusan, CATAT.keputusan],
     nilai: Nilai = None,
     penguji: Annotated[Nama200, Field(description="Nama penguji (opsional; disimpan, tidak ditampilkan lagi)")] = None,
 ) -> Annotated[CallToolResult, HasilCatatSetoran]:
@@ -249,28 +268,7 @@ async def catat_setoran_hafalan(
     baru) atau murajaah (mengulang), surah (nomor 1–114 atau nama, mis. 'Al-Mulk'), ayat_mulai sampai
     ayat_selesai (dicek terhadap jumlah ayat surah itu), nilai 0–100 dan penguji opsional. Sebelum menulis,
     pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
-    answer = writes.answer_of(jawaban)
-    if answer != "accepted":
-        hasil, pesan = writes.not_written(answer)
-        return tool_result(HasilCatatSetoran(hasil=hasil, pesan=pesan))
-    body: dict[str, object] = {
-        "id_anak": plan.anak.id,
-        "tanggal": plan.tanggal.isoformat(),
-        "jenis": plan.jenis,
-        "surah": plan.surah.nomor,
-        "ayat_mulai": plan.ayat_mulai,
-        "ayat_selesai": plan.ayat_selesai,
-    }
-    body.update({k: v for k, v in (("nilai", plan.nilai), ("penguji", plan.penguji)) if v is not None})
-    try:
-        made = await terbatas(ctx).client.catat_setoran(body, actor=writes.actor(ctx), key=writes.idempotency_key())
-    except AsramaError as exc:
-        raise writes.write_failed(
-            exc, conflict="Konfirmasi ini sudah dipakai; panggil catat_setoran_hafalan lagi.", not_found=UNSUPPORTED
-        ) from None
-    audit.note_write("accepted", [{"id": made.id_anak, "old": None, "new": f"setoran:{made.jenis}"}])
-    pesan = f"Setoran tercatat: {made.nama_surah or plan.surah.nama} ayat {made.ayat_mulai}–{made.ayat_selesai}."
-    return tool_result(HasilCatatSetoran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, setoran=_row(made)))
+    return await CATAT.selesai(ctx, rencana, keputusan)
 
 
 async def hafalan_resource(id_anak: str, ctx: Context) -> str:
@@ -287,7 +285,7 @@ def register(server: AsramaServer) -> None:
     """Add the hafalan tools (reads, then the write) and one student's hafalan as a resource."""
     add_tools(server, {hafalan_anak: "Hafalan anak"}, READ_ONLY)
     add_tools(server, {progres_hafalan: "Progres hafalan"}, READ_ONLY, views.link(views.PROGRES_HAFALAN))
-    add_tools(server, {catat_setoran_hafalan: "Catat setoran hafalan"}, CREATES)
+    add_tools(server, {catat_setoran_hafalan: "Catat setoran hafalan"}, CREATES, views.link(views.KONFIRMASI))
     server.resource("asrama://anak/{id_anak}/hafalan", name="hafalan", title="Hafalan anak", mime_type=JSON)(
         hafalan_resource
     )

@@ -8,21 +8,21 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Annotated
 
-from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.resolve import Elicit
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from mcp_asrama.client import AsramaError, NotFound
+from mcp_asrama.client import NotFound
 from mcp_asrama.client.models import Anak, Izin
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server.arguments import Alasan, IdAnak, IdIzin, JenisIzin, Kamar, Kelas, Tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import NO_ACCESS, READ_ONLY, Result, add_tools
-from mcp_asrama.server.guard import audit, writes
-from mcp_asrama.server.guard.scoped import terbatas
+from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.views import KONFIRMASI, link
 
 MAX_DAYS = 30
 CREATES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
@@ -50,11 +50,9 @@ class HasilDaftarIzin(Result):
     catatan: str | None = None
 
 
-class HasilIzin(Result):
-    """What happened to an izin request: written (with the izin), declined or cancelled."""
+class HasilIzin(HasilTulis):
+    """What happened to an izin request: written (with the izin), declined, cancelled, or waiting (an usulan)."""
 
-    hasil: writes.Hasil
-    pesan: str
     izin: DataIzin | None = None
 
 
@@ -101,13 +99,14 @@ def _last_day(izin: Izin) -> date:
     return min(izin.sampai, izin.tanggal_kembali - timedelta(days=1)) if izin.tanggal_kembali else izin.sampai
 
 
-async def rencana_izin(ctx: Context, id_anak: str, dari: date, sampai: date, jenis: str, alasan: str) -> RencanaIzin:
+async def rencana_izin(
+    reader: Terbatas, id_anak: str, dari: date, sampai: date, jenis: str, alasan: str
+) -> RencanaIzin:
     """The leave, checked against the student (visible to the caller) and the student's other izin."""
     if sampai < dari:
         raise ToolError("Argumen tidak valid: sampai harus sama dengan atau sesudah dari.")
     if (sampai - dari).days >= MAX_DAYS:
         raise ToolError(f"Argumen tidak valid: izin paling lama {MAX_DAYS} hari; bagi menjadi beberapa izin.")
-    reader = terbatas(ctx)
     anak = await satu_anak(reader, id_anak)
     try:
         others = (await reader.client.daftar_izin(id_anak=anak.id, limit=500)).data
@@ -126,7 +125,7 @@ def _runs_today(dari: date, sampai: date) -> bool:
     return dari <= date.today() <= sampai
 
 
-def pertanyaan_izin(plan: RencanaIzin) -> str:
+def pertanyaan_izin(plan: RencanaIzin) -> Pertanyaan:
     """The question for a new leave: who, when, why, then what changes."""
     anak = plan.anak
     lines = [
@@ -139,12 +138,34 @@ def pertanyaan_izin(plan: RencanaIzin) -> str:
     if _runs_today(plan.dari, plan.sampai):
         lines.append(f"- status anak {anak.status or 'aktif'} → izin selama izin berjalan")
     lines.append("Setujui untuk mencatat?")
-    return "\n".join(lines)
+    return Pertanyaan("\n".join(lines), (anak.id,))
 
 
-async def konfirmasi_izin(ctx: Context, plan: Annotated[RencanaIzin, Resolve(rencana_izin)]) -> Elicit[writes.Setuju]:
-    """The person's answer to the new leave."""
-    return writes.ask(ctx, pertanyaan_izin(plan), [plan.anak.id])
+async def tulis_izin(tulis: Tulis, plan: RencanaIzin) -> Ditulis:
+    """Record the leave once."""
+    body = {
+        "id_anak": plan.anak.id,
+        "dari": plan.dari.isoformat(),
+        "sampai": plan.sampai.isoformat(),
+        "jenis": plan.jenis,
+        "alasan": plan.alasan,
+    }
+    made = await tulis.reader.client.ajukan_izin(body, actor=tulis.actor, key=tulis.key)
+    new = "izin" if made.aktif else plan.anak.status
+    pesan = f"Izin tercatat dengan id {made.id}; pakai id ini untuk akhiri_izin saat anak kembali."
+    changes = [{"id": made.id_anak, "old": plan.anak.status, "new": new, "izin": made.id}]
+    return HasilIzin(hasil="ditulis", pesan=pesan, izin=_data(made)), changes
+
+
+AJUKAN = Penulisan(
+    "ajukan_izin",
+    rencana_izin,
+    pertanyaan_izin,
+    tulis_izin,
+    HasilIzin,
+    conflict="Anak sudah punya izin pada sebagian tanggal itu; lihat daftar_izin lalu pilih tanggal lain.",
+    not_found=UNSUPPORTED,
+)
 
 
 async def ajukan_izin(
@@ -154,42 +175,28 @@ async def ajukan_izin(
     sampai: Tanggal,
     jenis: JenisIzin,
     alasan: Alasan,
-    plan: Annotated[RencanaIzin, Resolve(rencana_izin)],
-    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_izin)],
+    rencana: Annotated[Direncanakan[RencanaIzin], AJUKAN.rencana],
+    keputusan: Annotated[Keputusan, AJUKAN.keputusan],
 ) -> Annotated[CallToolResult, HasilIzin]:
     """Ajukan izin untuk satu anak dari tanggal `dari` sampai `sampai` (YYYY-MM-DD, paling lama 30 hari), jenis
     pulang, sakit atau keperluan, dengan alasan. Absensi hari-hari itu dicatat izin dan status anak menjadi izin
     selama izin berjalan. Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta.
     Hasilnya id izin (acak) untuk akhiri_izin saat anak kembali."""
-    answer = writes.answer_of(jawaban)
-    if answer != "accepted":
-        hasil, pesan = writes.not_written(answer)
-        return tool_result(HasilIzin(hasil=hasil, pesan=pesan))
-    body = {
-        "id_anak": plan.anak.id,
-        "dari": plan.dari.isoformat(),
-        "sampai": plan.sampai.isoformat(),
-        "jenis": plan.jenis,
-        "alasan": plan.alasan,
-    }
-    try:
-        made = await terbatas(ctx).client.ajukan_izin(body, actor=writes.actor(ctx), key=writes.idempotency_key())
-    except AsramaError as exc:
-        raise writes.write_failed(
-            exc,
-            conflict="Anak sudah punya izin pada sebagian tanggal itu; lihat daftar_izin lalu pilih tanggal lain.",
-            not_found=UNSUPPORTED,
-        ) from None
-    new = "izin" if made.aktif else plan.anak.status
-    audit.note_write("accepted", [{"id": made.id_anak, "old": plan.anak.status, "new": new, "izin": made.id}])
-    pesan = f"Izin tercatat dengan id {made.id}; pakai id ini untuk akhiri_izin saat anak kembali."
-    return tool_result(HasilIzin(hasil="ditulis", pesan=pesan, izin=_data(made)))
+    return await AJUKAN.selesai(ctx, rencana, keputusan)
 
 
-async def rencana_akhir(ctx: Context, id_izin: str, tanggal_kembali: date) -> Izin:
+@dataclass(frozen=True)
+class RencanaAkhir:
+    """A running izin and the day its student came back."""
+
+    izin: Izin
+    tanggal_kembali: date
+
+
+async def rencana_akhir(reader: Terbatas, id_izin: str, tanggal_kembali: date) -> RencanaAkhir:
     """The running izin to end, visible to the caller, and a return date it allows."""
     try:
-        izin = await terbatas(ctx).izin(id_izin)
+        izin = await reader.izin(id_izin)
     except NotFound:
         raise ToolError(UNKNOWN_HANDLE) from None
     if izin.tanggal_kembali is not None:
@@ -201,11 +208,12 @@ async def rencana_akhir(ctx: Context, id_izin: str, tanggal_kembali: date) -> Iz
         raise ToolError(f"Argumen tidak valid: tanggal_kembali harus sama dengan atau sesudah {izin.dari.isoformat()}.")
     if tanggal_kembali > date.today():
         raise ToolError("Argumen tidak valid: tanggal_kembali tidak boleh sesudah hari ini.")
-    return izin
+    return RencanaAkhir(izin, tanggal_kembali)
 
 
-def pertanyaan_akhir(izin: Izin, tanggal_kembali: date) -> str:
+def pertanyaan_akhir(plan: RencanaAkhir) -> Pertanyaan:
     """The question for ending a leave: which one, when the student is back, then what changes."""
+    izin, tanggal_kembali = plan.izin, plan.tanggal_kembali
     early = (izin.sampai - tanggal_kembali).days + 1
     when = f"lebih awal {early} hari" if early > 0 else "tepat waktu" if early == 0 else f"terlambat {-early} hari"
     lines = [
@@ -220,44 +228,43 @@ def pertanyaan_akhir(izin: Izin, tanggal_kembali: date) -> str:
             "(tetap tersimpan di riwayat)"
         )
     lines.append("Setujui untuk mencatat?")
-    return "\n".join(lines)
+    return Pertanyaan("\n".join(lines), (izin.id_anak,))
 
 
-async def konfirmasi_akhir(
-    ctx: Context, tanggal_kembali: date, izin: Annotated[Izin, Resolve(rencana_akhir)]
-) -> Elicit[writes.Setuju]:
-    """The person's answer to ending the leave."""
-    return writes.ask(ctx, pertanyaan_akhir(izin, tanggal_kembali), [izin.id_anak])
+async def tulis_akhir(tulis: Tulis, plan: RencanaAkhir) -> Ditulis:
+    """End the leave once."""
+    ended = await tulis.reader.client.akhiri_izin(plan.izin.id, plan.tanggal_kembali, actor=tulis.actor, key=tulis.key)
+    written = HasilIzin(hasil="ditulis", pesan="Izin diakhiri; anak kembali aktif.", izin=_data(ended))
+    return written, [{"id": ended.id_anak, "old": "izin", "new": "aktif", "izin": ended.id}]
+
+
+AKHIRI = Penulisan(
+    "akhiri_izin",
+    rencana_akhir,
+    pertanyaan_akhir,
+    tulis_akhir,
+    HasilIzin,
+    conflict="Izin ini sudah selesai; lihat daftar_izin(aktif=true).",
+    not_found=UNKNOWN_HANDLE,
+)
+PENULISAN = (AJUKAN, AKHIRI)
 
 
 async def akhiri_izin(
     ctx: Context,
     id_izin: IdIzin,
     tanggal_kembali: Annotated[Tanggal, Field(description="Tanggal anak kembali (YYYY-MM-DD), paling lambat hari ini")],
-    izin: Annotated[Izin, Resolve(rencana_akhir)],
-    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_akhir)],
+    rencana: Annotated[Direncanakan[RencanaAkhir], AKHIRI.rencana],
+    keputusan: Annotated[Keputusan, AKHIRI.keputusan],
 ) -> Annotated[CallToolResult, HasilIzin]:
     """Akhiri izin (id dari ajukan_izin atau daftar_izin) saat anak kembali pada tanggal_kembali — lebih awal atau
     terlambat: status anak kembali aktif, dan pada kepulangan lebih awal absensi izin sejak tanggal itu dihapus
     (tetap di riwayat). Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
-    answer = writes.answer_of(jawaban)
-    if answer != "accepted":
-        hasil, pesan = writes.not_written(answer)
-        return tool_result(HasilIzin(hasil=hasil, pesan=pesan))
-    try:
-        ended = await terbatas(ctx).client.akhiri_izin(
-            izin.id, tanggal_kembali, actor=writes.actor(ctx), key=writes.idempotency_key()
-        )
-    except AsramaError as exc:
-        raise writes.write_failed(
-            exc, conflict="Izin ini sudah selesai; lihat daftar_izin(aktif=true).", not_found=UNKNOWN_HANDLE
-        ) from None
-    audit.note_write("accepted", [{"id": ended.id_anak, "old": "izin", "new": "aktif", "izin": ended.id}])
-    return tool_result(HasilIzin(hasil="ditulis", pesan="Izin diakhiri; anak kembali aktif.", izin=_data(ended)))
+    return await AKHIRI.selesai(ctx, rencana, keputusan)
 
 
 def register(server: AsramaServer) -> None:
     """Add the izin tools: the list (read-only), then the two writes."""
     add_tools(server, {daftar_izin: "Daftar izin"}, READ_ONLY)
-    add_tools(server, {ajukan_izin: "Ajukan izin"}, CREATES)
-    add_tools(server, {akhiri_izin: "Akhiri izin"}, ENDS)
+    add_tools(server, {ajukan_izin: "Ajukan izin"}, CREATES, link(KONFIRMASI))
+    add_tools(server, {akhiri_izin: "Akhiri izin"}, ENDS, link(KONFIRMASI))

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Annotated
 
-from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.resolve import Elicit
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from mcp_asrama.client import AsramaError, NotFound
+from mcp_asrama.client import NotFound
 from mcp_asrama.client.models import Anak, KunjunganKlinik
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server.arguments import IdAnak, KategoriKesehatan, Nama200, Tanggal, Teks, TeksKlinik
@@ -28,8 +27,10 @@ from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import CREATES, READ_ONLY, Result, add_tools, check_range, not_future
 from mcp_asrama.server.features.kesehatan_rekap import UNSUPPORTED, rekap_kesehatan
-from mcp_asrama.server.guard import audit, scoped_records, writes
-from mcp_asrama.server.guard.scoped import terbatas
+from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.guard import audit, scoped_records
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.views import KONFIRMASI, link
 
 CLINIC_ONLY = (
     "Rincian kesehatan anak hanya dapat dilihat dan dicatat petugas klinik (wewenang peran:kesehatan). Untuk "
@@ -135,7 +136,7 @@ class RencanaKunjungan:
 
 
 async def rencana_kunjungan(
-    ctx: Context,
+    reader: Terbatas,
     id_anak: str,
     tanggal: date,
     keluhan: str,
@@ -146,7 +147,6 @@ async def rencana_kunjungan(
     petugas: str | None = None,
 ) -> RencanaKunjungan:
     """The visit, by clinic staff only, of a student visible to them."""
-    reader = terbatas(ctx)
     if not reader.akses.klinik:
         raise ToolError(CLINIC_ONLY)
     not_future(tanggal)
@@ -154,8 +154,9 @@ async def rencana_kunjungan(
     return RencanaKunjungan(anak, tanggal, kategori, keluhan, tindakan, obat, rujukan, petugas)
 
 
-def pertanyaan_kunjungan(plan: RencanaKunjungan) -> str:
-    """The question: who, when, and each detail as it will be stored."""
+def pertanyaan_kunjungan(plan: RencanaKunjungan) -> Pertanyaan:
+    """The question: who, when, and each detail as it will be stored (health details: audited as a health
+    disclosure)."""
     lines = [
         f"Catat kunjungan klinik {plan.anak.nama} ({plan.anak.id}) pada {plan.tanggal.isoformat()}, kategori "
         f"{plan.kategori}.",
@@ -167,47 +168,18 @@ def pertanyaan_kunjungan(plan: RencanaKunjungan) -> str:
     if plan.petugas:
         lines.append(f"Petugas: {plan.petugas}")
     lines.append("Setujui untuk mencatat?")
-    return "\n".join(lines)
+    return Pertanyaan("\n".join(lines), (plan.anak.id,), kesehatan=True)
 
 
-async def konfirmasi_kunjungan(
-    ctx: Context, plan: Annotated[RencanaKunjungan, Resolve(rencana_kunjungan)]
-) -> Elicit[writes.Setuju]:
-    """The clinic person's answer (the question carries health details: audited as a health disclosure)."""
-    asked = writes.ask(ctx, pertanyaan_kunjungan(plan), [plan.anak.id])
-    audit.disclose_health([plan.anak.id])
-    return asked
+class HasilCatatKunjungan(HasilTulis):
+    """What happened to a clinic visit: written (with the record), declined, cancelled, or waiting (an usulan)."""
 
-
-class HasilCatatKunjungan(Result):
-    """What happened to a clinic visit: written (with the record), declined or cancelled."""
-
-    hasil: writes.Hasil
-    pesan: str
     id_anak: str | None = None
     kunjungan: DataKunjungan | None = None
 
 
-async def catat_kunjungan_klinik(
-    ctx: Context,
-    id_anak: IdAnak,
-    tanggal: Tanggal,
-    keluhan: Annotated[Teks, Field(min_length=1, description="Keluhan anak, mis. 'demam sejak semalam'")],
-    kategori: KategoriKesehatan,
-    plan: Annotated[RencanaKunjungan, Resolve(rencana_kunjungan)],
-    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_kunjungan)],
-    tindakan: Annotated[TeksKlinik, Field(description="Tindakan yang diberikan (opsional)")] = None,
-    obat: Annotated[TeksKlinik, Field(description="Obat yang diberikan (opsional)")] = None,
-    rujukan: Annotated[TeksKlinik, Field(description="Rujukan, mis. ke puskesmas (opsional)")] = None,
-    petugas: Annotated[Nama200, Field(description="Petugas klinik (opsional)")] = None,
-) -> Annotated[CallToolResult, HasilCatatKunjungan]:
-    """Catat satu kunjungan klinik (KHUSUS petugas klinik): anak, tanggal (YYYY-MM-DD, paling lambat hari ini),
-    keluhan, kategori (demam, batuk-pilek, pencernaan, cedera, kulit, lainnya), dan opsional tindakan, obat,
-    rujukan, petugas. Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
-    answer = writes.answer_of(jawaban)
-    if answer != "accepted":
-        hasil, pesan = writes.not_written(answer)
-        return tool_result(HasilCatatKunjungan(hasil=hasil, pesan=pesan))
+async def tulis_kunjungan(tulis: Tulis, plan: RencanaKunjungan) -> Ditulis:
+    """Record the visit once."""
     optional = {"tindakan": plan.tindakan, "obat": plan.obat, "rujukan": plan.rujukan, "petugas": plan.petugas}
     body: dict[str, object] = {
         "id_anak": plan.anak.id,
@@ -216,22 +188,46 @@ async def catat_kunjungan_klinik(
         "kategori": plan.kategori,
         **{k: v for k, v in optional.items() if v},
     }
-    try:
-        made = await terbatas(ctx).client.catat_kunjungan(body, actor=writes.actor(ctx), key=writes.idempotency_key())
-    except AsramaError as exc:
-        raise writes.write_failed(
-            exc, conflict="Konfirmasi ini sudah dipakai; panggil catat_kunjungan_klinik lagi.", not_found=UNSUPPORTED
-        ) from None
-    audit.note_write("accepted", [{"id": made.id_anak, "old": None, "new": "kunjungan_klinik"}])
+    made = await tulis.reader.client.catat_kunjungan(body, actor=tulis.actor, key=tulis.key)
     audit.disclose_health([made.id_anak])
-    return tool_result(
-        HasilCatatKunjungan(
-            hasil="ditulis", pesan="Kunjungan klinik tercatat.", id_anak=made.id_anak, kunjungan=_row(made)
-        )
+    written = HasilCatatKunjungan(
+        hasil="ditulis", pesan="Kunjungan klinik tercatat.", id_anak=made.id_anak, kunjungan=_row(made)
     )
+    return written, [{"id": made.id_anak, "old": None, "new": "kunjungan_klinik"}]
+
+
+CATAT = Penulisan(
+    "catat_kunjungan_klinik",
+    rencana_kunjungan,
+    pertanyaan_kunjungan,
+    tulis_kunjungan,
+    HasilCatatKunjungan,
+    conflict="Konfirmasi ini sudah dipakai; panggil catat_kunjungan_klinik lagi.",
+    not_found=UNSUPPORTED,
+)
+PENULISAN = (CATAT,)
+
+
+async def catat_kunjungan_klinik(
+    ctx: Context,
+    id_anak: IdAnak,
+    tanggal: Tanggal,
+    keluhan: Annotated[Teks, Field(min_length=1, description="Keluhan anak, mis. 'demam sejak semalam'")],
+    kategori: KategoriKesehatan,
+    rencana: Annotated[Direncanakan[RencanaKunjungan], CATAT.rencana],
+    keputusan: Annotated[Keputusan, CATAT.keputusan],
+    tindakan: Annotated[TeksKlinik, Field(description="Tindakan yang diberikan (opsional)")] = None,
+    obat: Annotated[TeksKlinik, Field(description="Obat yang diberikan (opsional)")] = None,
+    rujukan: Annotated[TeksKlinik, Field(description="Rujukan, mis. ke puskesmas (opsional)")] = None,
+    petugas: Annotated[Nama200, Field(description="Petugas klinik (opsional)")] = None,
+) -> Annotated[CallToolResult, HasilCatatKunjungan]:
+    """Catat satu kunjungan klinik (KHUSUS petugas klinik): anak, tanggal (YYYY-MM-DD, paling lambat hari ini),
+    keluhan, kategori (demam, batuk-pilek, pencernaan, cedera, kulit, lainnya), dan opsional tindakan, obat,
+    rujukan, petugas. Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
+    return await CATAT.selesai(ctx, rencana, keputusan)
 
 
 def register(server: AsramaServer) -> None:
     """Add the health tools: the summary (anyone), the clinic's read, then the clinic's write."""
     add_tools(server, {kesehatan_anak: "Kesehatan anak", rekap_kesehatan: "Rekap kesehatan"}, READ_ONLY)
-    add_tools(server, {catat_kunjungan_klinik: "Catat kunjungan klinik"}, CREATES)
+    add_tools(server, {catat_kunjungan_klinik: "Catat kunjungan klinik"}, CREATES, link(KONFIRMASI))

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Annotated
 
-from mcp.server.mcpserver import Context, ElicitationResult, Resolve
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.server.mcpserver.resolve import Elicit
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from mcp_asrama.client import AsramaError, NotFound
+from mcp_asrama.client import NotFound
 from mcp_asrama.client.models import Anak, JenisPelanggaran, JumlahKategori, Pelanggaran, RekapPelanggaranAnak
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, KodeJenis, Poin, Tanggal, is_id
@@ -33,8 +32,10 @@ from mcp_asrama.server.features.common import (
     check_range,
     not_future,
 )
-from mcp_asrama.server.guard import audit, scoped_records, writes
+from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.guard import audit, scoped_records
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.views import KONFIRMASI, link
 
 TOP = 10
 UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data pelanggaran (butuh layanan mcp-asrama)."
@@ -178,12 +179,11 @@ class RencanaPelanggaran:
 
 
 async def rencana_pelanggaran(
-    ctx: Context, id_anak: str, tanggal: date, jenis: str, keterangan: str | None = None, poin: int | None = None
+    reader: Terbatas, id_anak: str, tanggal: date, jenis: str, keterangan: str | None = None, poin: int | None = None
 ) -> RencanaPelanggaran:
     """The violation, checked against the student (in the caller's room/class scope: `peran:bk` widens only what
     may be read, never what may be written) and the school's list of kinds."""
     not_future(tanggal)
-    reader = terbatas(ctx)
     try:
         if reader.akses.kosong:
             raise ToolError(NO_ACCESS)
@@ -204,7 +204,7 @@ async def rencana_pelanggaran(
     return RencanaPelanggaran(anak, tanggal, kind, kind.poin if poin is None else poin, keterangan)
 
 
-def pertanyaan_pelanggaran(plan: RencanaPelanggaran) -> str:
+def pertanyaan_pelanggaran(plan: RencanaPelanggaran) -> Pertanyaan:
     """The question: who, when, what, how many points."""
     default = "" if plan.poin == plan.jenis.poin else f" (bawaan {plan.jenis.poin})"
     lines = [
@@ -214,43 +214,18 @@ def pertanyaan_pelanggaran(plan: RencanaPelanggaran) -> str:
     if plan.keterangan:
         lines.append(f"Keterangan: {plan.keterangan}")
     lines.append("Setujui untuk mencatat?")
-    return "\n".join(lines)
+    return Pertanyaan("\n".join(lines), (plan.anak.id,))
 
 
-async def konfirmasi_pelanggaran(
-    ctx: Context, plan: Annotated[RencanaPelanggaran, Resolve(rencana_pelanggaran)]
-) -> Elicit[writes.Setuju]:
-    """The person's answer to the violation."""
-    return writes.ask(ctx, pertanyaan_pelanggaran(plan), [plan.anak.id])
+class HasilCatatPelanggaran(HasilTulis):
+    """What happened to a violation: written (with the record), declined, cancelled, or waiting (an usulan)."""
 
-
-class HasilCatatPelanggaran(Result):
-    """What happened to a violation: written (with the record), declined or cancelled."""
-
-    hasil: writes.Hasil
-    pesan: str
     id_anak: str | None = None
     pelanggaran: DataPelanggaran | None = None
 
 
-async def catat_pelanggaran(
-    ctx: Context,
-    id_anak: IdAnak,
-    tanggal: Tanggal,
-    jenis: KodeJenis,
-    plan: Annotated[RencanaPelanggaran, Resolve(rencana_pelanggaran)],
-    jawaban: Annotated[ElicitationResult[writes.Setuju], Resolve(konfirmasi_pelanggaran)],
-    keterangan: Keterangan = None,
-    poin: Poin = None,
-) -> Annotated[CallToolResult, HasilCatatPelanggaran]:
-    """Catat satu pelanggaran anak pada tanggal (YYYY-MM-DD, paling lambat hari ini): jenis berupa kode dari daftar
-    sekolah (mis. 'terlambat_sholat', 'keluar_tanpa_izin', 'membawa_hp'); kategori dan poin mengikuti jenisnya
-    kecuali poin diisi. Keterangan opsional (disimpan, tidak ditampilkan lagi). Sebelum menulis, pengguna diminta
-    menyetujui; bila menolak, jangan ulangi tanpa diminta."""
-    answer = writes.answer_of(jawaban)
-    if answer != "accepted":
-        hasil, pesan = writes.not_written(answer)
-        return tool_result(HasilCatatPelanggaran(hasil=hasil, pesan=pesan))
+async def tulis_pelanggaran(tulis: Tulis, plan: RencanaPelanggaran) -> Ditulis:
+    """Record the violation once."""
     body: dict[str, object] = {
         "id_anak": plan.anak.id,
         "tanggal": plan.tanggal.isoformat(),
@@ -259,17 +234,39 @@ async def catat_pelanggaran(
     }
     if plan.keterangan:
         body["keterangan"] = plan.keterangan
-    try:
-        made = await terbatas(ctx).client.catat_pelanggaran(body, actor=writes.actor(ctx), key=writes.idempotency_key())
-    except AsramaError as exc:
-        raise writes.write_failed(
-            exc, conflict="Konfirmasi ini sudah dipakai; panggil catat_pelanggaran lagi.", not_found=UNSUPPORTED
-        ) from None
-    audit.note_write("accepted", [{"id": made.id_anak, "old": None, "new": "pelanggaran", "pelanggaran": made.id}])
+    made = await tulis.reader.client.catat_pelanggaran(body, actor=tulis.actor, key=tulis.key)
     pesan = f"Pelanggaran tercatat: {made.nama_jenis or made.jenis}, {made.poin} poin."
-    return tool_result(
-        HasilCatatPelanggaran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, pelanggaran=_row(made))
-    )
+    written = HasilCatatPelanggaran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, pelanggaran=_row(made))
+    return written, [{"id": made.id_anak, "old": None, "new": "pelanggaran", "pelanggaran": made.id}]
+
+
+CATAT = Penulisan(
+    "catat_pelanggaran",
+    rencana_pelanggaran,
+    pertanyaan_pelanggaran,
+    tulis_pelanggaran,
+    HasilCatatPelanggaran,
+    conflict="Konfirmasi ini sudah dipakai; panggil catat_pelanggaran lagi.",
+    not_found=UNSUPPORTED,
+)
+PENULISAN = (CATAT,)
+
+
+async def catat_pelanggaran(
+    ctx: Context,
+    id_anak: IdAnak,
+    tanggal: Tanggal,
+    jenis: KodeJenis,
+    rencana: Annotated[Direncanakan[RencanaPelanggaran], CATAT.rencana],
+    keputusan: Annotated[Keputusan, CATAT.keputusan],
+    keterangan: Keterangan = None,
+    poin: Poin = None,
+) -> Annotated[CallToolResult, HasilCatatPelanggaran]:
+    """Catat satu pelanggaran anak pada tanggal (YYYY-MM-DD, paling lambat hari ini): jenis berupa kode dari daftar
+    sekolah (mis. 'terlambat_sholat', 'keluar_tanpa_izin', 'membawa_hp'); kategori dan poin mengikuti jenisnya
+    kecuali poin diisi. Keterangan opsional (disimpan, tidak ditampilkan lagi). Sebelum menulis, pengguna diminta
+    menyetujui; bila menolak, jangan ulangi tanpa diminta."""
+    return await CATAT.selesai(ctx, rencana, keputusan)
 
 
 async def pelanggaran_resource(id_anak: str, ctx: Context) -> str:
@@ -286,7 +283,7 @@ async def pelanggaran_resource(id_anak: str, ctx: Context) -> str:
 def register(server: AsramaServer) -> None:
     """Add the discipline tools (reads, then the write) and one student's violations as a resource."""
     add_tools(server, {pelanggaran_anak: "Pelanggaran anak", rekap_pelanggaran: "Rekap pelanggaran"}, READ_ONLY)
-    add_tools(server, {catat_pelanggaran: "Catat pelanggaran"}, CREATES)
+    add_tools(server, {catat_pelanggaran: "Catat pelanggaran"}, CREATES, meta=link(KONFIRMASI))
     server.resource(
         "asrama://anak/{id_anak}/pelanggaran", name="pelanggaran", title="Pelanggaran anak", mime_type=JSON
     )(pelanggaran_resource)

@@ -27,10 +27,12 @@ A failed request (an error, a tool error, a cancellation) discloses no one. The 
 a child's name): keep it like the data (created 0600).
 
 A call of a write tool (`WRITE_TOOLS`) also gets `write`: `confirmation` — `asked` (the question went to the
-person), `accepted`, `declined`, `cancelled`, `replayed` (a confirmation used again: refused), `unchanged` (nothing
-to write, nobody asked), `failed` (accepted, but the service did not write) or `refused` (not allowed, invalid, or
-no way to ask) — and `changes`: each student changed, as `id`, `old` and `new` status (and the `izin` handle), ids
-and statuses only. `who_changed` reads them back.
+person), `proposed` (an usulan waits for the person's decision on the view or the page), `accepted`, `declined`,
+`cancelled`, `expired` (an usulan decided too late), `changed` (the data changed before the write: nothing
+written), `replayed` (a confirmation or an usulan used again: refused), `unchanged` (nothing to write, nobody
+asked), `failed` (accepted, but the service did not write) or `refused` (not allowed, invalid, wrong key, or no way
+to ask) — `channel` (`formulir`, `tampilan`, `halaman`) where known, and `changes`: each student changed, as `id`,
+`old` and `new` status (and the `izin` handle), ids and statuses only. `who_changed` reads them back.
 
 The file is written by `audit_log` (append-only, fsync'd, each line sealed — SHA-256, or HMAC-SHA256 under the
 school's key, `ASRAMA_AUDIT_KEY` — and chained to the one before: see `audit_seal`) and read back by
@@ -138,13 +140,18 @@ def disclose_aggregate(count: int, ids: Iterable[str]) -> None:
         disclose(ids)
 
 
-def note_write(confirmation: str, changes: Iterable[Mapping[str, str | None]] = ()) -> None:
-    """Declare how the write in progress was confirmed and which students it changed (`id`, `old`, `new`, maybe
-    `izin`): ids, statuses and handles only. Outside an audited request this does nothing."""
+def note_write(
+    confirmation: str, changes: Iterable[Mapping[str, str | None]] = (), *, saluran: str | None = None
+) -> None:
+    """Declare how the write in progress was confirmed (and on which channel: `formulir`, `tampilan`, `halaman`)
+    and which students it changed (`id`, `old`, `new`, maybe `izin`): ids, statuses and handles only. Outside an
+    audited request this does nothing."""
     written = _written.get()
     if written is not None:
         written["confirmation"] = confirmation
         written["changes"] = [{k: v[:_MAX_ID] if isinstance(v, str) else v for k, v in c.items()} for c in changes]
+        if saluran is not None:
+            written["channel"] = saluran
 
 
 def _write_fields(target: Any, outcome: str, written: dict[str, Any]) -> dict[str, Any]:
@@ -152,7 +159,8 @@ def _write_fields(target: Any, outcome: str, written: dict[str, Any]) -> dict[st
     if target not in WRITE_TOOLS:
         return {}
     confirmation = written.get("confirmation") or ("refused" if outcome != "ok" else "asked")
-    return {"write": {"confirmation": confirmation, "changes": written.get("changes", [])}}
+    channel = {"channel": written["channel"]} if "channel" in written else {}
+    return {"write": {"confirmation": confirmation, "changes": written.get("changes", []), **channel}}
 
 
 def _named(method: str, params: Mapping[str, Any]) -> list[str]:
@@ -184,9 +192,9 @@ def _bounded(value: Any) -> Any:
 
 
 # What a person wrote into a record (a note, a reason for leave, a complaint, its category and treatment, who
-# examined or treated) may be personal, or health data: never in the log.
+# examined or treated) may be personal, or health data; an usulan's key is a secret: never in the log.
 WRITTEN_TEXT = frozenset(
-    {"keterangan", "alasan", "keluhan", "kategori", "tindakan", "obat", "rujukan", "petugas", "penguji"}
+    {"keterangan", "alasan", "keluhan", "kategori", "tindakan", "obat", "rujukan", "petugas", "penguji", "kunci"}
 )
 
 

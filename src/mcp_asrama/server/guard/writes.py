@@ -54,12 +54,16 @@ def allowed(enabled: bool) -> bool:
     return token is None or WRITE_SCOPE in token.scopes
 
 
+def modern(ctx: Context[Any, Any]) -> bool:
+    """Whether the request speaks 2026-07-28 (a form travels in an `InputRequiredResult`, no back-channel needed)."""
+    return ctx.protocol_version is not None and is_version_at_least(ctx.protocol_version, MODERN)
+
+
 def ask(ctx: Context[Any, Any], question: str, named: Iterable[str]) -> Elicit[Setuju]:
     """The person's confirmation of `question`, which names the students `named` (a disclosure, audited as one
     whether the answer is yes or no); refused where it cannot be asked (handshake era without a back-channel). A
     host that declares no form elicitation gets the SDK's `-32021`."""
-    modern = ctx.protocol_version is not None and is_version_at_least(ctx.protocol_version, MODERN)
-    if not modern and not ctx.session.can_send_request:
+    if not modern(ctx) and not ctx.session.can_send_request:
         raise ToolError(NO_BACK_CHANNEL)
     audit.disclose(named)
     return Elicit(question, Setuju)

@@ -16,6 +16,7 @@ from mcp_asrama.server.views.page import page
 ABSENSI_HARIAN = "ui://asrama/absensi-harian"
 REKAP_ABSENSI = "ui://asrama/rekap-absensi"
 PROGRES_HAFALAN = "ui://asrama/progres-hafalan"
+KONFIRMASI = "ui://asrama/konfirmasi"
 
 # uri → (renderer in page.py, title, description), in the order resources/list shows them
 VIEWS = {
@@ -26,6 +27,7 @@ VIEWS = {
     ),
     REKAP_ABSENSI: ("rekap-absensi", "Grafik rekap absensi", "Jumlah per status dan anak yang paling sering absen"),
     PROGRES_HAFALAN: ("progres-hafalan", "Grafik progres hafalan", "Juz yang sudah dihafal per anak dan rata-ratanya"),
+    KONFIRMASI: ("konfirmasi", "Persetujuan pencatatan", "Pertanyaan sebuah usulan tulis dengan tombol setuju/tolak"),
 }
 
 

@@ -1,6 +1,6 @@
 """Headless Chromium driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`: no port, no extra
-package): open a page, evaluate in it or in one of its frames, collect console errors and uncaught exceptions, take
-a screenshot."""
+package): open a page, evaluate in it or in one of its frames, click, collect console errors and uncaught exceptions,
+take a screenshot."""
 
 import base64
 import fcntl
@@ -136,6 +136,14 @@ class Browser:
             elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
                 found.append(params["entry"]["text"])
         return found
+
+    def click(self, x: float, y: float) -> None:
+        """A left mouse click at (`x`, `y`) of the page's viewport, as a person's hand makes one (hit-tested by the
+        browser, so it lands on whatever is drawn there, in any frame)."""
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send(
+                "Input.dispatchMouseEvent", session=self.session, type=kind, x=x, y=y, button="left", clickCount=1
+            )
 
     def screenshot(self, path: Path) -> None:
         """A PNG of the page's viewport."""

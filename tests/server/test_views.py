@@ -1,6 +1,6 @@
-"""MCP Apps views: the three charting tools point at their `ui://asrama/...` view, the views are self-contained
-HTML served as `text/html;profile=mcp-app`, the extension is advertised, and the tool results are the same whether
-or not the host renders Apps (their text stays complete)."""
+"""MCP Apps views: the three charting tools point at their `ui://asrama/...` view and every write tool at the
+confirm view, the views are self-contained HTML served as `text/html;profile=mcp-app`, the extension is advertised,
+and the tool results are the same whether or not the host renders Apps (their text stays complete)."""
 
 import re
 from typing import Any
@@ -60,6 +60,28 @@ async def test_each_view_is_self_contained_html_for_apps(mcp: Client) -> None:
         assert "ui/initialize" in html and "ui/notifications/tool-result" in html
         assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", html), "a view loads nothing from the network"
         assert not re.search(r"\b(fetch|XMLHttpRequest|WebSocket|innerHTML)\b", html)
+
+
+async def test_every_write_tool_links_the_confirm_view(service_app: FastAPI, era: str) -> None:
+    async with Client(server_for(service_app, writes=True), mode=era, cache=None) as client:
+        tools = (await client.list_tools()).tools
+    writing = {
+        t.name: (t.meta or {}).get("ui", {}) for t in tools if t.annotations and not t.annotations.read_only_hint
+    }
+    listed = {"catat_absensi", "ajukan_izin", "akhiri_izin", "catat_pelanggaran", "catat_setoran_hafalan"}
+    assert {*listed, "putuskan_usulan"} <= set(writing)  # the writes this caller sees, and the view's decision
+    assert {ui.get("resourceUri") for ui in writing.values()} == {views.KONFIRMASI}
+    assert [name for name, ui in writing.items() if ui.get("visibility")] == ["putuskan_usulan"]
+    assert writing["putuskan_usulan"]["visibility"] == ["app"]
+
+
+async def test_only_the_confirm_view_carries_the_buttons_and_the_decision(mcp: Client) -> None:
+    html = {uri: (await mcp.read_resource(uri)).contents[0] for uri in [*LINKED.values(), views.KONFIRMASI]}
+    texts = {uri: c.text for uri, c in html.items() if isinstance(c, TextResourceContents)}
+    confirm = texts.pop(views.KONFIRMASI)
+    for needed in ('"data-keputusan"', '"putuskan_usulan"', '"asrama/usulan"', "ui/update-model-context"):
+        assert needed in confirm
+    assert texts and not any("putuskan_usulan" in text or "data-keputusan" in text for text in texts.values())
 
 
 async def test_the_apps_extension_is_advertised_on_2026_07_28(service_app: FastAPI) -> None:

@@ -2,9 +2,12 @@
 
 It plays the app's side of the MCP Apps postMessage protocol (JSON-RPC 2.0 with the host window): `ui/initialize`,
 then `ui/notifications/initialized`; each `ui/notifications/tool-result` is drawn from its `structuredContent` by
-the renderer the document was built for, and `ui/notifications/size-changed` tells the host its height. Text goes
-in with `textContent` only (names come from the data), and the view shows only what the result carries.
+the renderer the document was built for (the confirm view's drawing and buttons are `konfirmasi.py`'s script,
+composed in), and `ui/notifications/size-changed` tells the host its height. Text goes in with `textContent` only
+(names come from the data), and the view shows only what the result carries.
 """
+
+from mcp_asrama.server.views import konfirmasi
 
 APPS_PROTOCOL = "2026-01-26"
 
@@ -28,7 +31,7 @@ svg.chart text.value { fill: var(--muted); }
 svg.chart line.avg { stroke: var(--fg); stroke-dasharray: 4 3; }
 table { border-collapse: collapse; margin-top: 4px; }
 th, td { text-align: left; padding: 2px 12px 2px 0; border-bottom: 1px solid var(--grid); }
-</style>
+__CSS__</style>
 </head>
 <body data-view="__VIEW__">
 <main id="view"><p class="kosong">Menunggu hasil tool&hellip;</p></main>
@@ -39,7 +42,9 @@ th, td { text-align: left; padding: 2px 12px 2px 0; border-bottom: 1px solid var
   const STATUS = { hadir: "Hadir", izin: "Izin", sakit: "Sakit", alpa: "Alpa", belum_dicatat: "Belum dicatat" };
   const root = document.getElementById("view");
   const pending = new Map();
+  const DRAW = {};  // views that draw the whole result themselves (the confirm view), by name
   let nextId = 1;
+  let host = {};  // the host's answer to ui/initialize (its hostCapabilities among them)
 
   function send(message) { window.parent.postMessage(Object.assign({ jsonrpc: "2.0" }, message), "*"); }
   function request(method, params) {
@@ -133,8 +138,11 @@ th, td { text-align: left; padding: 2px 12px 2px 0; border-bottom: 1px solid var
     },
   };
 
-  function show(result) {
-    root.replaceChildren();
+  function resize() {
+    const page = document.documentElement;
+    notify("ui/notifications/size-changed", { width: page.scrollWidth, height: page.scrollHeight });
+  }
+  function chart(result) {
     const data = result && result.structuredContent;
     if (!data || result.isError) {
       root.appendChild(empty("Tidak ada data untuk digambar; lihat pesan tool."));
@@ -142,8 +150,12 @@ th, td { text-align: left; padding: 2px 12px 2px 0; border-bottom: 1px solid var
       RENDER[document.body.dataset.view](data).forEach(function (node) { root.appendChild(node); });
       if (data.catatan) root.appendChild(el("p", { class: "catatan" }, data.catatan));
     }
-    const page = document.documentElement;
-    notify("ui/notifications/size-changed", { width: page.scrollWidth, height: page.scrollHeight });
+  }
+__SCRIPT__
+  function show(result) {
+    root.replaceChildren();
+    (DRAW[document.body.dataset.view] || chart)(result);
+    resize();
   }
 
   window.addEventListener("message", function (event) {
@@ -164,7 +176,7 @@ th, td { text-align: left; padding: 2px 12px 2px 0; border-bottom: 1px solid var
   const hello = { protocolVersion: "__PROTOCOL__", appInfo: { name: "asrama-views", version: "1" },
     appCapabilities: {} };
   request("ui/initialize", hello)
-    .then(function () { notify("ui/notifications/initialized", {}); })
+    .then(function (answer) { host = answer || {}; notify("ui/notifications/initialized", {}); })
     .catch(function () { root.replaceChildren(empty("Host tidak menjawab ui/initialize.")); });
 })();
 </script>
@@ -174,5 +186,12 @@ th, td { text-align: left; padding: 2px 12px 2px 0; border-bottom: 1px solid var
 
 
 def page(view: str) -> str:
-    """The document drawing results with renderer `view` (`absensi-harian`, `rekap-absensi`, `progres-hafalan`)."""
-    return _HTML.replace("__VIEW__", view).replace("__PROTOCOL__", APPS_PROTOCOL)
+    """The document drawing results with renderer `view`: a chart (`absensi-harian`, `rekap-absensi`,
+    `progres-hafalan`) or the confirm view (`konfirmasi`, whose CSS and script only its own document carries)."""
+    own = view == "konfirmasi"
+    return (
+        _HTML.replace("__VIEW__", view)
+        .replace("__PROTOCOL__", APPS_PROTOCOL)
+        .replace("__CSS__", konfirmasi.CSS.lstrip() if own else "")
+        .replace("__SCRIPT__", konfirmasi.SCRIPT.strip("\n") if own else "")
+    )

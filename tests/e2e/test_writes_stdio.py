@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 ERAS = ["legacy", "2026-07-28"]
 WRITE_TOOLS = {"catat_absensi", "ajukan_izin", "akhiri_izin"}
 HARI = "2026-10-07"  # a school day without records in the tutorial's data
-KONFIRMASI = "mcp_asrama.server.features.catat_absensi:konfirmasi"
+KONFIRMASI = "mcp_asrama.server.features.write:keputusan_catat_absensi"
 
 
 class Person:
@@ -162,7 +162,7 @@ async def test_a_roll_call_not_accepted_writes_nothing(writes_env: dict[str, str
         assert refused["hasil"] == "ditolak" and "izin" not in refused
         assert body(await client.call_tool("daftar_izin", {}))["data"] == []
     asked_the_era_way(
-        person, era, KONFIRMASI, KONFIRMASI, KONFIRMASI, "mcp_asrama.server.features.izin:konfirmasi_izin"
+        person, era, KONFIRMASI, KONFIRMASI, KONFIRMASI, "mcp_asrama.server.features.write:keputusan_ajukan_izin"
     )
     assert await recorded(live_service, HARI) == {}
 
@@ -216,9 +216,9 @@ async def test_an_office_izin_from_request_to_return(writes_env: dict[str, str],
         asked_the_era_way(
             person,
             era,
-            "mcp_asrama.server.features.izin:konfirmasi_izin",
+            "mcp_asrama.server.features.write:keputusan_ajukan_izin",
             KONFIRMASI,
-            "mcp_asrama.server.features.izin:konfirmasi_akhir",
+            "mcp_asrama.server.features.write:keputusan_akhiri_izin",
         )
 
         twice = error_text(await client.call_tool("akhiri_izin", back))  # the handle of an ended izin

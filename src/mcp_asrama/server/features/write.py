@@ -239,7 +239,8 @@ def _form(ctx: Context) -> bool:
 
 
 def channel(ctx: Context) -> Saluran:
-    """The first channel of ASRAMA_KONFIRMASI the request's host can do; -32021 when none."""
+    """The first channel of ASRAMA_KONFIRMASI the request's host can do; when none, -32021, or a tool error for a
+    handshake-era host on stateless HTTP (it cannot be asked inside the call, whatever it declares)."""
     book = konfirmasi_of(ctx)
     for saluran in book.saluran:
         if saluran == "tampilan" and client_supports_apps(ctx):
@@ -249,6 +250,8 @@ def channel(ctx: Context) -> Saluran:
         if saluran == "halaman" and book.stdio:
             return saluran
     audit.note_write("refused")
+    if not writes.modern(ctx) and not ctx.session.can_send_request:  # handshake era on stateless HTTP
+        raise ToolError(writes.NO_BACK_CHANNEL)
     raise MCPError(
         code=MISSING_REQUIRED_CLIENT_CAPABILITY,
         message=NO_CHANNEL,

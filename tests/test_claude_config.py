@@ -16,6 +16,7 @@ from mcp_asrama.ops.claude_config import (
     claude_config,
     remote_config,
 )
+from mcp_asrama.server.settings import ServerSettings
 
 
 def env_of(api_url: str, token: str | None = None) -> dict[str, str]:
@@ -36,9 +37,23 @@ def test_an_explicit_token_is_written_as_given() -> None:
 
 
 def test_writes_are_off_unless_asked_for() -> None:
-    assert "ASRAMA_WRITES" not in env_of("http://127.0.0.1:8000")
+    assert not {"ASRAMA_WRITES", "ASRAMA_KONFIRMASI"} & set(env_of("http://127.0.0.1:8000"))
     block = claude_config("asrama", "http://127.0.0.1:8000", None, writes=True)
     assert block["mcpServers"]["asrama"]["env"]["ASRAMA_WRITES"] == "on"
+
+
+def test_writes_are_confirmed_on_the_browser_page(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Desktop's chat shows no form and no view of a local server: its writes are confirmed on the page."""
+    code, out, _ = claude_config_cli(capsys, "--writes", "--api-url", "http://127.0.0.1:8000")
+    env = json.loads(out)["mcpServers"]["asrama"]["env"]
+    assert code == 0
+    assert (env["ASRAMA_WRITES"], env["ASRAMA_KONFIRMASI"]) == ("on", "halaman")
+    for name, value in env.items():  # the server started with that block's environment
+        monkeypatch.setenv(name, value)
+    settings = ServerSettings()
+    assert (settings.writes, settings.konfirmasi, settings.transport) == (True, ["halaman"], "stdio")
 
 
 # --- --remote: mcp-remote in front of an HTTP endpoint, with a bearer header ------------------------------------

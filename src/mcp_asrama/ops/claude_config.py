@@ -31,11 +31,14 @@ def server_command() -> list[str]:
 def claude_config(name: str, api_url: str, token: str | None, writes: bool = False) -> dict[str, Any]:
     """The config block: command, args and the environment the server reads. A data service on this machine needs
     no token in the block: the server uses the one the service keeps in the data folder (same user). With `writes`
-    the assistant may also record (each write confirmed by the person in Claude Desktop)."""
+    the assistant may also record, each write confirmed by the person on a page the server opens in their browser
+    (`ASRAMA_KONFIRMASI=halaman`: Claude Desktop's chat declares form elicitation but never shows the form, and
+    shows no MCP Apps view of a local server)."""
     command, *args = server_command()
     env = {"ASRAMA_API_URL": api_url}
     if writes:
         env["ASRAMA_WRITES"] = "on"
+        env["ASRAMA_KONFIRMASI"] = "halaman"
     if token is not None:
         env["ASRAMA_API_TOKEN"] = token
     elif not is_loopback(urlsplit(api_url).hostname or ""):

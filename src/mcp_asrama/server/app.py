@@ -13,10 +13,12 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
 from mcp_asrama.server import discovery, features, listen_gate, live, views
+from mcp_asrama.server.confirm_page import Halaman
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.features.write import Konfirmasi
 from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, usulan, writes
 from mcp_asrama.server.guard.access import SEMUA, Akses, current_principal
+from mcp_asrama.server.guard.scoped import Terbatas
 from mcp_asrama.server.response_mode import Shared
 from mcp_asrama.server.settings import ServerSettings
 
@@ -66,6 +68,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         menit=settings.usulan_menit,
         stdio=settings.transport == "stdio",
     )
+    auditors = audit.middleware(settings)
     slots = listen_gate.Slots(settings.listen_maks, listen_gate.total_listens(settings.max_connections))
     updates = live.Live(slots, limiter if ratelimit.applies(settings) else None)
 
@@ -77,15 +80,20 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         async with http, anyio.create_task_group() as background:
             if transport is None:
                 background.start_soon(updates.follow, http)
+            client = AsramaClient(http)
+            if book.stdio and "halaman" in book.saluran:  # the browser page decides as the local operator
+                book.halaman = Halaman(book, Terbatas(client, local), background, next(iter(auditors), None))
             try:
                 yield AppState(
-                    client=AsramaClient(http),
+                    client=client,
                     scope_claim=settings.auth_scope_claim,
                     local=local,
                     kesehatan_min_anak=settings.kesehatan_min_anak,
                     konfirmasi=book,
                 )
             finally:
+                if book.halaman is not None:
+                    await book.halaman.tutup()
                 background.cancel_scope.cancel()
                 claims.close()
                 book.store.close()
@@ -106,7 +114,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         # nothing and writes no audit line.
         middleware=[
             *(ratelimit.middleware(limiter) if ratelimit.applies(settings) else []),
-            *audit.middleware(settings),
+            *auditors,
             *updates.middleware(),
             *discovery.middleware(),
         ],

@@ -39,6 +39,10 @@ school's key, `ASRAMA_AUDIT_KEY` — and chained to the one before: see `audit_s
 `audit_check` (`verify` with its anchors, `who_saw`). A key file shorter than 32 bytes or open to group or others,
 or a log sealed otherwise than configured (keyed vs unkeyed, another key), is refused when the server starts.
 
+A decision on the browser page (`ASRAMA_KONFIRMASI=halaman`) is no MCP request: `Auditor.event` writes its line
+through the same chain, `"event": "page"`, `method` `usulan/halaman`, `target` the write tool, `subject` `local`,
+`outcome` `ok` or `refused`, and the same `write` (channel `halaman`); never the page's secret.
+
 If the log cannot be written, requests that may carry children's data (the disclosing methods above, or any
 result that disclosed an id) fail closed — a tool error, or JSON-RPC `-32603`, nothing disclosed — and the cause
 goes to stderr: a school must be able to account for every disclosure. Other audited requests (unknown methods)
@@ -50,14 +54,15 @@ import logging
 import math
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
 
 import anyio
 import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ValidationError
@@ -349,6 +354,10 @@ def _withheld(method: str, result: Mapping[str, Any]) -> dict[str, Any]:
     return {**kept, "content": [{"type": "text", "text": WITHHELD}], "isError": True}
 
 
+class Unrecorded(Exception):
+    """An event's line could not be written (its answer is withheld)."""
+
+
 class Auditor:
     """The MCP middleware: times each audited request, gathers whom it disclosed, writes its line, then answers."""
 
@@ -410,8 +419,41 @@ class Auditor:
             return _withheld(ctx.method, wire)
         return result
 
+    @asynccontextmanager
+    async def event(self, method: str, subject: str, channel: str) -> AsyncIterator[dict[str, Any]]:
+        """One line for a decision that is not an MCP request (the browser page's button), through the same chain:
+        the block's code declares with `note_write` and `disclose` as a tool does, and may set the yielded line's
+        `target` (the write tool) and `arguments` (ids and the decision, never a secret). Its outcome is `ok`, or
+        `refused` when the block raised; a write line always. Raises `Unrecorded` when the line cannot be written
+        (after the block: what it did is not lost, its answer is withheld)."""
+        line: dict[str, Any] = {"time": utc_now(), "event": "page", "subject": subject, "client": None,
+                                "method": method, "target": None, "arguments": None}  # fmt: skip
+        started = time.perf_counter()
+        declared: set[str] = set()
+        written: dict[str, Any] = {}
+        health: list[Any] = []
+        reset, reset_written, reset_health = _declared.set(declared), _written.set(written), _health.set(health)
+        outcome = "refused"
+        try:
+            yield line
+            outcome = "ok"
+        finally:
+            _declared.reset(reset)
+            _written.reset(reset_written)
+            _health.reset(reset_health)
+            disclosed = sorted(declared) if outcome == "ok" else []
+            write = {"confirmation": written.get("confirmation", "refused"), "changes": written.get("changes", [])}
+            fields = {**line, "outcome": outcome, "disclosed": disclosed}
+            fields["write"] = {**write, "channel": written.get("channel", channel)}
+            fields |= _health_fields(health, disclosed) if outcome == "ok" else {}
+            fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+            with anyio.CancelScope(shield=True):
+                recorded = await self._record(fields)
+        if not recorded:
+            raise Unrecorded(WITHHELD)
 
-def middleware(settings: ServerSettings) -> list[ServerMiddleware[Any]]:
+
+def middleware(settings: ServerSettings) -> list[Auditor]:
     """The MCP middleware that records each audited request (none while ASRAMA_AUDIT_LOG is unset).
 
     Raises AuditConfigError for an unusable ASRAMA_AUDIT_KEY (or one without ASRAMA_AUDIT_LOG), or a log sealed

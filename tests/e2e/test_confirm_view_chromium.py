@@ -42,7 +42,7 @@ SERVICE = {"Authorization": f"Bearer {TOKEN}"}
 TELLS: dict[str, Any] = {"serverTools": {}, "updateModelContext": {"text": {}}, "message": {"text": {}}}
 
 # Stateless HTTP keeps no session: a handshake-era tool call carries no client capabilities, so the server cannot
-# see that the host renders MCP Apps and answers -32021 instead of an usulan (reported; flips when fixed).
+# see that the host renders MCP Apps and answers a tool error instead of an usulan (reported; flips when fixed).
 STATELESS_HANDSHAKE = "handshake era over stateless HTTP: the call does not carry the Apps extension"
 
 HOST = """<!DOCTYPE html>
@@ -218,7 +218,11 @@ def said(told: list[list[Any]]) -> list[str]:
     [
         ("2026-07-28", "2026-07-28"),
         ("2026-07-28", "legacy"),  # a host whose backend still speaks the handshake relays the view's call
-        pytest.param("legacy", "2026-07-28", marks=pytest.mark.xfail(strict=True, reason=STATELESS_HANDSHAKE)),
+        pytest.param(
+            "legacy",
+            "2026-07-28",
+            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=STATELESS_HANDSHAKE),
+        ),
     ],
 )
 async def test_a_click_on_setuju_writes_the_roll_call_once(
@@ -275,6 +279,32 @@ async def test_tolak_writes_nothing_and_a_host_without_model_context_gets_a_mess
     assert errors == []
     assert (checked.structured_content or {})["status"] == "ditolak"
     assert recorded(server_env["ASRAMA_API_URL"]) == {}
+
+
+@needs_chromium
+async def test_the_view_drawn_again_cannot_decide_twice(
+    writes_mcp: str, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    service = server_env["ASRAMA_API_URL"]
+    html, result = await propose(writes_mcp, "2026-07-28")
+    _, kunci = key_of(result)
+    assert CHROMIUM is not None
+    async with apps_client(writes_mcp, "2026-07-28") as backend:
+        with browser(CHROMIUM, tmp_path / "profile") as chrome:
+            once = Host(chrome, tmp_path / "host.html", html, result, TELLS)
+            once.press("setuju")
+            _, first = await once.relay(backend)
+            once.told(1)
+            again = Host(chrome, tmp_path / "again.html", html, result, TELLS)  # the conversation drawn again
+            again.press("setuju")
+            _, replayed = await again.relay(backend)
+            refusal = chrome.wait_for("document.querySelector('p.galat') && "
+                                      "document.querySelector('p.galat').textContent", context=again.frame)  # fmt: skip
+            drawn, told, errors = again.drawn(), again.told(1), chrome.errors
+    assert first["structuredContent"]["status"] == "ditulis" and replayed["isError"] is True
+    assert "sudah diputuskan" in refusal and drawn["buttons"] == [["setuju", False], ["tolak", False]]
+    assert "tidak diterima" in said(told)[0] and kunci not in json.dumps(told) and errors == []
+    assert recorded(service) == {"A001": "hadir", "A002": "sakit"} and changes_of(service, "A002") == 1
 
 
 @needs_chromium

@@ -23,6 +23,7 @@ from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult
 
 from mcp_asrama.server.features.write import META
+from tests.conftest import TOKEN
 from tests.e2e.chromium import browser
 from tests.e2e.conftest import EXECUTABLE
 from tests.e2e.test_writes_stdio import ERAS, body, recorded
@@ -219,3 +220,37 @@ async def test_a_foreign_page_no_secret_a_wrong_one_and_a_replay_write_nothing(
     ]
     assert {x["write"]["channel"] for x in lines} == {"halaman"} and lines[1]["target"] == "catat_absensi"
     never_leaked([secret, other_secret], host.stderr, tmp_path / "audit.jsonl")
+
+
+@needs_chromium
+async def test_data_changed_before_the_click_shows_the_new_question_on_the_page(
+    page_env: dict[str, str], live_service: str, tmp_path: Path
+) -> None:
+    host = Host(page_env, tmp_path, "legacy")
+    async with host.session() as client:
+        waiting, url, secret = await propose(client, host)
+        async with httpx2.AsyncClient(base_url=live_service, headers={"Authorization": f"Bearer {TOKEN}"}) as rest:
+            meanwhile = await rest.put(f"/absensi/{HARI}/A001", json={"status": "alpa"})  # a colleague, meanwhile
+        assert meanwhile.status_code in (200, 201), meanwhile.text
+        assert CHROMIUM is not None
+        with browser(CHROMIUM, tmp_path / "profile") as chrome:
+            chrome.send("Page.navigate", session=chrome.session, url=url)
+            chrome.wait_for("""!!document.querySelector('button[data-keputusan="setuju"]:not(:disabled)')""")
+            chrome.evaluate("""document.querySelector('button[data-keputusan="setuju"]').click()""")
+            chrome.wait_for("document.getElementById('hasil').dataset.status === 'berubah'")
+            changed = chrome.evaluate(SHOWN)
+            assert await recorded(live_service, HARI) == {"A001": "alpa"}  # nothing written on the old question
+            chrome.evaluate("""document.querySelector('button[data-keputusan="setuju"]').click()""")
+            chrome.wait_for("document.getElementById('hasil').dataset.status === 'ditulis'")
+            errors = chrome.errors
+        first = body(await client.call_tool("cek_usulan", {"id_usulan": waiting["id_usulan"]}))
+        second = body(await client.call_tool("cek_usulan", {"id_usulan": first["id_usulan_baru"]}))
+        assert gone(url)
+    assert changed["buttons"] == [["setuju", False], ["tolak", False]] and errors == []
+    assert changed["changes"] == ["Budi Santoso (A002): belum dicatat → sakit"]  # A001's alpa is kept
+    assert (first["status"], second["status"]) == ("berubah", "ditulis")
+    assert await recorded(live_service, HARI) == {"A001": "alpa", "A002": "sakit"}
+    lines = page_lines(tmp_path / "audit.jsonl")
+    assert [x["write"]["confirmation"] for x in lines] == ["changed", "accepted"]
+    assert lines[0]["disclosed"] == ["A002"]  # the new question went to the page
+    never_leaked([secret], host.stderr, tmp_path / "audit.jsonl")

@@ -12,23 +12,27 @@ import httpx2
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_asrama.client import AsramaClient
+from mcp_asrama.client import AsramaClient, make_http_client
 from mcp_asrama.server.confirm_page import NO_BROWSER, Halaman
+from mcp_asrama.server.features.catat_absensi import CATAT
 from mcp_asrama.server.features.write import Konfirmasi
 from mcp_asrama.server.guard.access import SEMUA
 from mcp_asrama.server.guard.scoped import Terbatas
 from mcp_asrama.server.guard.usulan import MemoryUsulan, Usulan, digest, new_secret
+from tests.e2e.conftest import free_port
 
 pytestmark = pytest.mark.anyio
 
 
 async def waiting(store: MemoryUsulan, seconds: float) -> tuple[str, str]:
-    """An usulan for the page that expires in `seconds`: its id and its page secret."""
+    """A roll call waiting on the page that expires in `seconds`: its id and its page secret."""
     id_usulan, secret = new_secret(), new_secret()
     question = "Catat absensi 2026-10-21: 1 anak"
+    roll_call = {"tanggal": "2026-10-21", "entri": [{"id_anak": "A002", "status": "sakit"}], "kamar": None,
+                 "kelas": None, "yang_lain": None}  # fmt: skip
     await store.simpan(
-        Usulan(id_usulan, "local", "catat_absensi", {}, question, digest(question), "halaman", None, digest(secret),
-               time.time() + seconds)
+        Usulan(id_usulan, "local", "catat_absensi", roll_call, question, digest(question), "halaman", None,
+               digest(secret), time.time() + seconds)
     )  # fmt: skip
     return id_usulan, secret
 
@@ -60,14 +64,17 @@ class Pages:
 
 @pytest.fixture
 async def pages() -> AsyncIterator[Pages]:
+    """The page of a server whose data service is down (nothing listens at its URL)."""
     store = MemoryUsulan()
     book = Konfirmasi(saluran=("halaman",), store=store, menit=10, stdio=True)
+    book.tambah(CATAT)
 
     def browser(url: str) -> bool:
         found.opened.append(url)
         return found.works
 
-    async with httpx2.AsyncClient() as http, anyio.create_task_group() as tasks:
+    service = make_http_client(f"http://127.0.0.1:{free_port()}", token=None, timeout=5)
+    async with service as http, anyio.create_task_group() as tasks:
         found = Pages(Halaman(book, Terbatas(AsramaClient(http), SEMUA), tasks, opener=browser), store)
         yield found
         await found.page.tutup()
@@ -108,3 +115,17 @@ async def test_without_a_browser_the_write_is_refused_and_nothing_stays_bound(pa
     [url] = pages.opened
     port = int(url.split(":")[2].split("/")[0])
     await until(lambda: pages.page.port is None and refused(port))
+
+
+async def test_a_service_down_at_the_click_is_said_and_the_person_can_click_again(pages: Pages) -> None:
+    id_usulan, secret = await waiting(pages.store, 60)
+    await pages.page.buka(id_usulan, secret)
+    origin = f"http://127.0.0.1:{pages.page.port}"
+    async with httpx2.AsyncClient(base_url=origin, headers={"Origin": origin}) as http:
+        tries = [
+            await http.post(f"/usulan/{id_usulan}/keputusan", json={"rahasia": secret, "keputusan": "setuju"})
+            for _ in range(2)
+        ]
+    assert [t.status_code for t in tries] == [503, 503]  # not "already decided": nothing was written
+    assert all("tidak dapat dihubungi" in t.json()["pesan"] for t in tries)
+    assert await pages.store.putusan(id_usulan) is None and pages.page.port is not None  # it still waits

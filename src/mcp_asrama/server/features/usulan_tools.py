@@ -16,6 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from mcp_asrama.client import AsramaError
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.common import READ_ONLY, Result, add_tools
 from mcp_asrama.server.features.write import META, Konfirmasi, Pertanyaan, Tulis, konfirmasi_of
@@ -109,7 +110,7 @@ async def putuskan(
     spec = book.spesifikasi[usulan.tool]
     try:
         plan = await spec.plan_of(reader, **spec.arguments(usulan.arguments))
-    except ToolError:
+    except (ToolError, AsramaError):
         await book.store.lepas(id_usulan)  # the data no longer allows it (or the service failed): decide again
         raise
     question = spec.question_of(plan)

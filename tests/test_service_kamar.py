@@ -1,12 +1,14 @@
-"""`GET /kamar`: the tutorial's rooms, `terisi` computed from the students' rooms."""
+"""`GET /kamar`: the tutorial's rooms, `terisi` computed from the students' rooms; `GET /kelas`: the classes."""
 
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx2
 import pytest
 
-from tests.conftest import fresh_database, insert_rows, serve_db
+from mcp_asrama.names import fold
+from tests.conftest import TUTORIAL_ANAK, fresh_database, insert_rows, serve_db
 
 pytestmark = pytest.mark.anyio
 
@@ -123,3 +125,14 @@ async def test_query_parameters_are_ignored_not_errors(service: httpx2.AsyncClie
     response = await service.get("/kamar", params={"gedung": "Putri", "limit": "x"})
     assert response.status_code == 200
     assert len(response.json()["data"]) == 2
+
+
+async def test_classes_are_listed_with_their_students_once_per_fold(tutorial_db: str) -> None:
+    insert_rows(tutorial_db, kamar=[], anak=[anak("X1", None) | {"kelas": "7a"}], absensi=[])
+    async for client in serve_db(tutorial_db):
+        listed = (await client.get("/kelas")).json()["data"]
+        refused = await client.get("/kelas", headers={"Authorization": "Bearer salah"})
+    counts = {fold(row["kelas"]): row["jumlah_anak"] for row in listed}
+    expected = Counter(fold(a["kelas"]) for a in TUTORIAL_ANAK)
+    expected["7a"] += 1  # "7a" is the class 7A
+    assert counts == dict(expected) and len(listed) == len(expected) and refused.status_code == 401

@@ -29,6 +29,7 @@ from mcp_asrama.client.models import (
     DaftarIzin,
     DaftarJenisPelanggaran,
     DaftarKamar,
+    DaftarKelas,
     DaftarKunjungan,
     DaftarKunjunganKlinik,
     DaftarPelanggaran,
@@ -168,6 +169,10 @@ class AsramaClient:
     async def daftar_kamar(self) -> DaftarKamar:
         """`GET /kamar`."""
         return await self._get("/kamar", DaftarKamar)
+
+    async def daftar_kelas(self) -> DaftarKelas:
+        """`GET /kelas`."""
+        return await self._get("/kelas", DaftarKelas)
 
     async def absensi(
         self,

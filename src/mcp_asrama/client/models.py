@@ -52,6 +52,19 @@ class DaftarKamar(_Upstream):
     data: list[Kamar]
 
 
+class Kelas(_Upstream):
+    """A class and its number of students."""
+
+    kelas: str
+    jumlah_anak: int
+
+
+class DaftarKelas(_Upstream):
+    """`GET /kelas` (ours; the tutorial's contract has no class list)."""
+
+    data: list[Kelas]
+
+
 # The status of a row for a student without a record that day (our service's `semua_anak`, or our fallback).
 BELUM_DICATAT = "belum_dicatat"
 

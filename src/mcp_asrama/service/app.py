@@ -28,6 +28,7 @@ from mcp_asrama.service.routes import (
     health,
     izin,
     kamar,
+    kelas,
     kesehatan,
     pelanggaran,
     perubahan,
@@ -121,7 +122,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app.state.sessions = make_sessionmaker(engine, retention)
     app.state.feed = feed = Feed(settings.db_url)
     crud_perubahan.on_commit(app.state.sessions, lambda _newest: feed.wake())
-    for module in (anak, kamar, absensi, izin, pelanggaran, hafalan, kesehatan, perubahan, health, docs):
+    for module in (anak, kamar, kelas, absensi, izin, pelanggaran, hafalan, kesehatan, perubahan, health, docs):
         app.include_router(module.router)
     policy = HttpPolicy.of(settings.host, settings.service_allowed_hosts, settings.service_allowed_origins)
     app.add_middleware(HostOriginGate, policy=policy, host_exempt=("/healthz",))

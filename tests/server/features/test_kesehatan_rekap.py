@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp_types import ElicitResult
 
-from mcp_asrama.server.features.kesehatan_rekap import HIDDEN, TOTAL, complementary
+from mcp_asrama.server.features.kesehatan_rekap import HIDDEN, TOTAL, complementary, hidden_classes
 from tests.conftest import TOKEN, insert_rows, service_client
 from tests.server.conftest import connect, make_service, server_for
 from tests.server.support import call_error, call_ok, text_of
@@ -53,11 +53,13 @@ VISITS = [
 ]
 
 
-@pytest.fixture
-async def school(db_url: str) -> Any:
-    """48 girls in two classes; four rooms, Khadijah 4 holding one girl of each class; October's visits."""
+@pytest.fixture(params=[False])
+async def school(db_url: str, request: pytest.FixtureRequest) -> Any:
+    """48 girls in two classes; four rooms, Khadijah 4 holding one girl of each class; October's visits (param
+    True: one more girl, alone in class 9Z)."""
     rooms = [{"nama": f"Khadijah {i}", "gedung": "Putri", "kapasitas": 30, "musyrif": f"Usth. {i}"} for i in (1, 2, 4)]
-    insert_rows(db_url, kamar=rooms, anak=_students(), absensi=[])
+    alone = [{"id": "P9Z01", "nama": "Santri 9Z", "kelas": "9Z", "kamar": "Khadijah 4", "status": "aktif"}]
+    insert_rows(db_url, kamar=rooms, anak=_students() + (alone if request.param else []), absensi=[])
     app = make_service(db_url)
     async with service_client(app, TOKEN) as rest:
         for n, (id_anak, kategori, tanggal) in enumerate(VISITS):
@@ -76,6 +78,24 @@ def test_a_hidden_category_hides_the_total_too() -> None:
     assert complementary({TOTAL: 3, "demam": 3, "kulit": 0}) == {"demam", "kulit", TOTAL}
 
 
+def test_small_classes_are_hidden_with_the_smallest_others_until_their_difference_is_large() -> None:
+    assert hidden_classes({"7a": 30, "7b": 25, "9z": 1}, 20) == {"9z", "7b"}
+    assert hidden_classes({"7a": 30, "7b": 25}, 20) == set()
+    assert hidden_classes({"7a": 30, "7b": 12, "7c": 9}, 20) == {"7b", "7c"}  # together 21: nothing more
+    assert hidden_classes({"7a": 19}, 20) == {"7a"}
+
+
+@pytest.mark.parametrize("school", [True], indirect=True)
+async def test_the_school_minus_the_classes_shown_never_isolates_a_small_class(school: FastAPI, era: str) -> None:
+    async with connect(server_for(school, stdio_scope=["all"]), era) as client:
+        whole = await call_ok(client, "rekap_kesehatan", OCTOBER)
+        small = await call_error(client, "rekap_kesehatan", {**OCTOBER, "kelas": "9Z"})
+        hidden_too = await call_error(client, "rekap_kesehatan", {**OCTOBER, "kelas": "8A"})
+        shown = await call_ok(client, "rekap_kesehatan", {**OCTOBER, "kelas": "8B"})
+    assert whole["kelompok"] == "seluruh sekolah" and shown["kelompok"] == "kelas 8B"
+    assert "kurang dari 20" in small and "selisih" in hidden_too  # the school minus 8B is 25 girls, not one
+
+
 def _nothing_recoverable(body: dict[str, Any]) -> None:
     """Every count shown is at least 5, and a hidden category leaves the total hidden (no total minus the rest)."""
     rows = body["per_kategori"]
@@ -90,6 +110,7 @@ async def _attacks(client: Client) -> list[dict[str, Any]]:
     """The review's attacks; returns every answer that was given (the refusals are checked here)."""
     answers = []
     one_child = [{**OCTOBER, "kelas": "8A", "kamar": "Khadijah 4"}, {**OCTOBER, "kamar": "Khadijah 4"}]
+    one_child.append({**OCTOBER, "kamar": "Khadijah 1"})  # 8A minus the room of its 23 other girls is one child
     days = [{"dari": d, "sampai": d, "kelas": "8A"} for d in ("2026-10-13", "2026-10-14", "2026-10-15")]
     nested = [{"dari": "2026-10-01", "sampai": f"2026-10-{end}", "kelas": "8A"} for end in (13, 14, 30)]
     shifted = [{"dari": "2026-10-02", "sampai": "2026-11-01"}, {"dari": "2026-10-12", "sampai": "2026-10-18"}]
@@ -124,7 +145,7 @@ async def test_the_reviews_attacks_recover_nothing_for_any_non_clinic_role(
         rows = {r["kategori"]: r for r in eight_a["per_kategori"]}
         assert (rows["demam"]["kunjungan"], rows["demam"]["anak"]) == (6, 6)
         assert rows["kulit"]["kunjungan"] == rows["cedera"]["kunjungan"] == HIDDEN
-    everything = {"seluruh sekolah", "kelas 8A", "kelas 8B", "kamar Khadijah 1"}
+    everything = {"seluruh sekolah", "kelas 8A", "kelas 8B"}
     expected = everything if "all" in scope else {"kelas 8A"} if "kelas:8A" in scope else set()
     assert set(by_group) == expected
 

@@ -2,9 +2,12 @@
 
 Clinic staff (`peran:kesehatan`) see the visits themselves, so they get exact counts for any range and filters.
 Everyone else gets counts only when they cannot be narrowed onto a child, by statistical disclosure control:
-- **Groups**: the whole school (full access), or one class or one room the caller sees whole, of at least
-  `ASRAMA_KESEHATAN_MIN_ANAK` (20) students; never a class and a room together (their overlap can be one child),
-  never a scope of several units without naming one (the units' union minus one unit is their overlap).
+- **Groups**: the whole school (full access), or one class the caller sees whole, of at least
+  `ASRAMA_KESEHATAN_MIN_ANAK` (20) students. One partition only, so that differences give nothing small: rooms are
+  not offered (a room lying inside a class leaves their difference, e.g. the one girl of 8A in Khadijah 4), nor a
+  class and a room together, nor a scope of several classes unnamed. The school minus the classes shown is the
+  classes hidden, so when the small classes together hold fewer than the minimum, the smallest other classes are
+  hidden with them (`hidden_classes`); the school's count needs the service's class list (`GET /kelas`).
 - **Periods**: one calendar month that has ended. Fixed periods cannot be nested or shifted day by day, and an
   ended one no longer grows, so asking again tomorrow tells nothing new. Weeks are not offered beside months: a run
   of months that starts on a Monday and ends on a Sunday is a run of whole ISO weeks (September to November 2025 is
@@ -25,8 +28,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from mcp_asrama.client import NotFound
+from mcp_asrama.client import AsramaError, NotFound
 from mcp_asrama.client.models import RekapKesehatan
+from mcp_asrama.names import fold
 from mcp_asrama.server.arguments import Kamar, Kelas, Tanggal
 from mcp_asrama.server.core import state_of, tool_result
 from mcp_asrama.server.features.common import NO_ACCESS, Result, check_range
@@ -92,50 +96,77 @@ def _month(dari: date, sampai: date) -> bool:
     return dari.day == 1 and (sampai.year, sampai.month, sampai.day) == (dari.year, dari.month, last)
 
 
-def _group(reader: Terbatas, kelas: str | None, kamar: str | None) -> tuple[str | None, str | None, str]:
-    """The one whole unit counted: (kelas, kamar, its name); a ToolError saying what may be asked otherwise."""
+def hidden_classes(sizes: Mapping[str, int], minimum: int) -> set[str]:
+    """The classes (keys of `sizes`, students each) given no health counts: those under `minimum`, and while they
+    hold fewer than `minimum` students together (the school minus every class shown would be them), the smallest
+    others (ties by name)."""
+    hidden = {name for name, size in sizes.items() if size < minimum}
+    held = sum(sizes[name] for name in hidden)
+    for name in sorted(set(sizes) - hidden, key=lambda name: (sizes[name], name)):
+        if not 0 < held < minimum:
+            break
+        hidden.add(name)
+        held += sizes[name]
+    return hidden
+
+
+def _group(reader: Terbatas, kelas: str | None, kamar: str | None) -> str | None:
+    """The one class counted (None: the whole school); a ToolError saying what may be asked otherwise."""
     akses = reader.akses
-    if kelas is not None and kamar is not None:
-        raise ToolError(_ask("kelas dan kamar tidak dapat digabung"))
+    if kamar is not None:
+        raise ToolError(_ask("rekap per kamar tidak tersedia (kamar beririsan dengan kelas); minta per kelas"))
     if kelas is not None:
         if not akses.boleh_kelas(kelas):
             raise ToolError(_ask(f"kelas {kelas} tidak seluruhnya dalam wewenang Anda"))
-        return kelas, None, f"kelas {kelas}"
-    if kamar is not None:
-        if not akses.boleh_kamar(kamar):
-            raise ToolError(_ask(f"kamar {kamar} tidak seluruhnya dalam wewenang Anda"))
-        return None, kamar, f"kamar {kamar}"
+        return kelas
     if akses.semua:
-        return None, None, "seluruh sekolah"
-    units = [("kelas", k) for k in sorted(akses.kelas)] + [("kamar", k) for k in sorted(akses.kamar)]
-    if len(units) != 1:
-        raise ToolError(_ask("sebutkan satu kelas atau satu kamar"))
-    kind, name = units[0]
-    return (name, None, f"kelas {name}") if kind == "kelas" else (None, name, f"kamar {name}")
+        return None
+    if len(akses.kelas) != 1 or akses.kamar:
+        raise ToolError(_ask("sebutkan satu kelas"))
+    return next(iter(akses.kelas))
 
 
 def _ask(why: str) -> str:
     return (
         f"Rekap kesehatan ditolak: {why}. Selain petugas klinik hanya untuk satu bulan kalender yang sudah lewat "
-        "(tanggal 1 s.d. akhir bulan) dan untuk seluruh sekolah, satu kelas, atau satu kamar yang seluruhnya dalam "
-        "wewenang Anda."
+        "(tanggal 1 s.d. akhir bulan), untuk seluruh sekolah atau satu kelas yang seluruhnya dalam wewenang Anda."
     )
 
 
 async def _checked(
     reader: Terbatas, ctx: Context, dari: date, sampai: date, kelas: str | None, kamar: str | None
-) -> tuple[str | None, str | None, str]:
-    """The group and period a non-clinic caller may be given counts for, or a ToolError saying what may be asked."""
+) -> str | None:
+    """The class (None: the school) a non-clinic caller may be given counts for, or a ToolError saying what may be
+    asked."""
     if not _month(dari, sampai):
         raise ToolError(_ask("rentangnya bukan satu bulan kalender utuh"))
     if sampai >= date.today():
         raise ToolError(_ask("bulan itu belum selesai"))
-    k, m, name = _group(reader, kelas, kamar)
+    group = _group(reader, kelas, kamar)
     minimum = state_of(ctx).kesehatan_min_anak
-    size, _ = await reader.cari_anak(nama=None, kelas=k, kamar=m, status=None, limit=1, offset=0)
-    if size < minimum:
-        raise ToolError(_ask(f"{name} beranggota kurang dari {minimum} anak"))
-    return k, m, name
+    try:
+        classes = (await reader.client.daftar_kelas()).data
+    except AsramaError as exc:  # a service of the tutorial's contract (404, 405): no class list, no school count
+        if not (isinstance(exc, NotFound) or exc.status == 405):
+            raise
+        if group is None:
+            raise ToolError(_ask("layanan data ini tidak memberi daftar kelas; minta per kelas")) from None
+        size, _ = await reader.cari_anak(nama=None, kelas=group, kamar=None, status=None, limit=1, offset=0)
+        if size < minimum:
+            raise ToolError(_ask(f"kelas {group} beranggota kurang dari {minimum} anak")) from None
+        return group
+    sizes: dict[str, int] = {}
+    for row in classes:
+        sizes[fold(row.kelas)] = sizes.get(fold(row.kelas), 0) + row.jumlah_anak
+    if group is None:
+        if sum(sizes.values()) < minimum:
+            raise ToolError(_ask(f"sekolah beranggota kurang dari {minimum} anak"))
+        return None
+    if sizes.get(fold(group), 0) < minimum:
+        raise ToolError(_ask(f"kelas {group} beranggota kurang dari {minimum} anak"))
+    if fold(group) in hidden_classes(sizes, minimum):
+        raise ToolError(_ask(f"kelas {group} ikut dirahasiakan agar kelas kecil tidak terhitung dari selisihnya"))
+    return group
 
 
 async def rekap_kesehatan(
@@ -143,17 +174,18 @@ async def rekap_kesehatan(
 ) -> Annotated[CallToolResult, HasilRekapKesehatan]:
     """Rekap kunjungan klinik, hanya jumlah: kunjungan dan anak berbeda, total lalu per kategori (demam,
     batuk-pilek, pencernaan, cedera, kulit, lainnya). Selain petugas klinik: hanya untuk satu bulan kalender yang
-    sudah lewat (dari = tanggal 1, sampai = tanggal terakhir) dan untuk seluruh sekolah, satu kelas, atau satu kamar
-    (bukan keduanya) dengan anak yang cukup banyak; jumlah di bawah 5 (termasuk 0) dan jumlah yang dapat dipakai
-    menghitung balik tampil "disembunyikan": jangan menebak angkanya. Petugas klinik: rentang bebas (YYYY-MM-DD,
-    paling panjang 366 hari), filter opsional kelas dan kamar."""
+    sudah lewat (dari = tanggal 1, sampai = tanggal terakhir), untuk seluruh sekolah atau satu kelas (tidak per
+    kamar) dengan anak yang cukup banyak; jumlah di bawah 5 (termasuk 0) dan jumlah yang dapat dipakai menghitung
+    balik tampil "disembunyikan": jangan menebak angkanya. Petugas klinik: rentang bebas (YYYY-MM-DD, paling
+    panjang 366 hari), filter opsional kelas dan kamar."""
     check_range(dari, sampai)
     reader = terbatas(ctx)
     clinic = reader.akses.klinik
     if clinic:
         k, m, name = kelas, kamar, " ".join(f"{a} {b}" for a, b in (("kelas", kelas), ("kamar", kamar)) if b)
     else:
-        k, m, name = await _checked(reader, ctx, dari, sampai, kelas, kamar)
+        k, m = await _checked(reader, ctx, dari, sampai, kelas, kamar), None
+        name = f"kelas {k}" if k else ""
     try:
         rekap = await scoped_records.rekap_kesehatan(reader, dari, sampai, kelas=k, kamar=m)
     except NotFound:

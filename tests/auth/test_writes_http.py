@@ -22,9 +22,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.request_state import AESGCMRequestStateCodec
-from mcp_types import ElicitRequestParams, ElicitResult, TextContent
+from mcp_types import ElicitRequestParams, ElicitResult
 
-from mcp_asrama.server.guard.writes import NO_BACK_CHANNEL
 from tests.auth.conftest import Mcp, jwt_process, jwt_settings, mcp_in_thread, mcp_process, needs_redis
 from tests.auth.idp import Idp
 from tests.auth.support import MODERN, TIMEOUT, post, rpc
@@ -334,25 +333,25 @@ def test_without_asrama_writes_a_write_token_sees_no_write_tools(jwt_mcp: Mcp, i
 # --- 2. the handshake era on stateless HTTP ----------------------------------------------------------------------
 
 
-async def test_the_handshake_era_gets_a_tool_error_and_nothing_is_written(
+async def test_the_handshake_era_gets_an_usulan_for_the_view_and_nothing_is_written(
     writes_mcp: Mcp, idp: Idp, service_url: str
 ) -> None:
+    """Stateless HTTP keeps no session: what a handshake-era host declared at `initialize` is unknown on its tool
+    call, so it is offered the view (as claude.ai's remote connectors need); only a view's key can decide it."""
     tanggal = "2026-10-16"
     person = Person(ElicitResult(action="accept", content={"setuju": True}))
     writer = token(idp, writes_mcp, WRITE)
     async with sdk_client(writes_mcp.url, writer, "legacy", person) as client:
         assert {tool.name for tool in (await client.list_tools()).tools} >= WRITE_TOOLS
         result = await client.call_tool("catat_absensi", roll_call(tanggal, ("A001", "alpa")))
-    assert result.is_error
-    [text] = result.content
-    assert isinstance(text, TextContent) and text.text == NO_BACK_CHANNEL
-    assert "tidak ada yang dicatat" in NO_BACK_CHANNEL
+    assert not result.is_error and result.structured_content is not None
+    assert result.structured_content["hasil"] == "menunggu" and "tampilan" in result.structured_content["pesan"]
+    assert result.meta is not None and result.meta["asrama/usulan"]["kunci"] not in str(result.content)
     assert person.questions == []
-    # Raw, without any initialize: the same tool result, not a JSON-RPC error and not a crash.
+    # Raw, without any initialize: the same usulan, not a JSON-RPC error and not a crash.
     body, headers = rpc("tools/call", {"name": "catat_absensi", "arguments": roll_call(tanggal, ("A002", "alpa"))})
     answer = send(writes_mcp.url, body, headers, writer)
-    assert answer["result"]["isError"] is True
-    assert answer["result"]["content"][0]["text"] == NO_BACK_CHANNEL
+    assert answer["result"]["structuredContent"]["hasil"] == "menunggu"
     nothing_written(service_url, tanggal)
 
 

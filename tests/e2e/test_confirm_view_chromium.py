@@ -41,10 +41,6 @@ SERVICE = {"Authorization": f"Bearer {TOKEN}"}
 # What a host that takes both ways of telling the model declares (ext-apps McpUiHostCapabilities).
 TELLS: dict[str, Any] = {"serverTools": {}, "updateModelContext": {"text": {}}, "message": {"text": {}}}
 
-# Stateless HTTP keeps no session: a handshake-era tool call carries no client capabilities, so the server cannot
-# see that the host renders MCP Apps and answers a tool error instead of an usulan (reported; flips when fixed).
-STATELESS_HANDSHAKE = "handshake era over stateless HTTP: the call does not carry the Apps extension"
-
 HOST = """<!DOCTYPE html>
 <html lang="id"><head><meta charset="utf-8"><title>host</title>
 <style>body { margin: 0; background: #f1f3f5; } iframe { border: 0; width: 720px; height: 200px; background: #fff; }
@@ -218,11 +214,7 @@ def said(told: list[list[Any]]) -> list[str]:
     [
         ("2026-07-28", "2026-07-28"),
         ("2026-07-28", "legacy"),  # a host whose backend still speaks the handshake relays the view's call
-        pytest.param(
-            "legacy",
-            "2026-07-28",
-            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=STATELESS_HANDSHAKE),
-        ),
+        ("legacy", "2026-07-28"),
     ],
 )
 async def test_a_click_on_setuju_writes_the_roll_call_once(

@@ -56,7 +56,11 @@ WAIT = (
     "Menunggu keputusan pengguna {where}. Jangan panggil tool tulis ini lagi; setelah pengguna memutuskan, "
     "periksa dengan cek_usulan(id_usulan)."
 )
-WHERE = {"tampilan": "pada tampilan persetujuan di percakapan", "halaman": "pada halaman yang dibuka di peramban"}
+WHERE = {
+    "tampilan": "pada tampilan persetujuan di percakapan (bila tidak muncul, aplikasi ini tidak dapat menampilkannya "
+    "dan tidak ada yang dicatat)",
+    "halaman": "pada halaman yang dibuka di peramban",
+}
 FULL = "Terlalu banyak usulan yang menunggu keputusan; tidak ada yang dicatat. Coba lagi nanti."
 
 
@@ -238,12 +242,20 @@ def _form(ctx: Context) -> bool:
     return writes.modern(ctx) or ctx.session.can_send_request
 
 
+def _unknown_host(ctx: Context) -> bool:
+    """A handshake-era request on stateless HTTP: every POST is a new session, so what the host declared at
+    `initialize` is not known here (remote connectors of claude.ai and Claude Desktop arrive so). It is offered the
+    view: an usulan can only be decided with the key only a view receives, so a host that shows none writes
+    nothing, and the result says so."""
+    return not writes.modern(ctx) and ctx.session.client_params is None
+
+
 def channel(ctx: Context) -> Saluran:
     """The first channel of ASRAMA_KONFIRMASI the request's host can do; when none, -32021, or a tool error for a
     handshake-era host on stateless HTTP (it cannot be asked inside the call, whatever it declares)."""
     book = konfirmasi_of(ctx)
     for saluran in book.saluran:
-        if saluran == "tampilan" and client_supports_apps(ctx):
+        if saluran == "tampilan" and (client_supports_apps(ctx) or _unknown_host(ctx)):
             return saluran
         if saluran == "formulir" and _form(ctx):
             return saluran

@@ -200,7 +200,7 @@ class Halaman:
             usulan = await self.book.store.ambil(id_usulan)
             if usulan is None or usulan.kedaluwarsa() or await self.book.store.putusan(id_usulan) is not None:
                 self.waiting.pop(id_usulan, None)
-        if not self.waiting and self.server is not None:
+        if not self.waiting and self.server is not None and not self.server.uvicorn.should_exit:
             self.server.uvicorn.should_exit = True
             log.info("confirmation page closed: no proposal waits", extra={"port": self.server.port})
 

@@ -53,13 +53,12 @@ VISITS = [
 ]
 
 
-@pytest.fixture(params=[False])
-async def school(db_url: str, request: pytest.FixtureRequest) -> Any:
-    """48 girls in two classes; four rooms, Khadijah 4 holding one girl of each class; October's visits (param
-    True: one more girl, alone in class 9Z)."""
+async def seed_school(db_url: str, alone: bool = False) -> FastAPI:
+    """48 girls in two classes; four rooms, Khadijah 4 holding one girl of each class; October's visits (`alone`:
+    one more girl, alone in class 9Z). The data service on it, its visits made through its own route."""
     rooms = [{"nama": f"Khadijah {i}", "gedung": "Putri", "kapasitas": 30, "musyrif": f"Usth. {i}"} for i in (1, 2, 4)]
-    alone = [{"id": "P9Z01", "nama": "Santri 9Z", "kelas": "9Z", "kamar": "Khadijah 4", "status": "aktif"}]
-    insert_rows(db_url, kamar=rooms, anak=_students() + (alone if request.param else []), absensi=[])
+    lone_class = [{"id": "P9Z01", "nama": "Santri 9Z", "kelas": "9Z", "kamar": "Khadijah 4", "status": "aktif"}]
+    insert_rows(db_url, kamar=rooms, anak=_students() + (lone_class if alone else []), absensi=[])
     app = make_service(db_url)
     async with service_client(app, TOKEN) as rest:
         for n, (id_anak, kategori, tanggal) in enumerate(VISITS):
@@ -68,6 +67,13 @@ async def school(db_url: str, request: pytest.FixtureRequest) -> Any:
                 "/kesehatan", json=body, headers={"Idempotency-Key": f"seed-kesehatan-visit-{n:04d}"}
             )
             assert made.status_code == 201, made.text
+    return app
+
+
+@pytest.fixture(params=[False])
+async def school(db_url: str, request: pytest.FixtureRequest) -> Any:
+    """The school of `seed_school` (param True: with the girl alone in 9Z)."""
+    app = await seed_school(db_url, alone=request.param)
     yield app
     app.state.engine.dispose()
 
@@ -96,7 +102,7 @@ async def test_the_school_minus_the_classes_shown_never_isolates_a_small_class(s
     assert "kurang dari 20" in small and "selisih" in hidden_too  # the school minus 8B is 25 girls, not one
 
 
-def _nothing_recoverable(body: dict[str, Any]) -> None:
+def nothing_recoverable(body: dict[str, Any]) -> None:
     """Every count shown is at least 5, and a hidden category leaves the total hidden (no total minus the rest)."""
     rows = body["per_kategori"]
     shown = [v for v in (body["kunjungan"], body["anak"], *[r[k] for r in rows for k in ("kunjungan", "anak")])
@@ -106,7 +112,7 @@ def _nothing_recoverable(body: dict[str, Any]) -> None:
         assert body["kunjungan"] == HIDDEN and body["anak"] == HIDDEN, body
 
 
-async def _attacks(client: Client) -> list[dict[str, Any]]:
+async def attacks(client: Client) -> list[dict[str, Any]]:
     """The review's attacks; returns every answer that was given (the refusals are checked here)."""
     answers = []
     one_child = [{**OCTOBER, "kelas": "8A", "kamar": "Khadijah 4"}, {**OCTOBER, "kamar": "Khadijah 4"}]
@@ -135,9 +141,9 @@ async def test_the_reviews_attacks_recover_nothing_for_any_non_clinic_role(
     school: FastAPI, era: str, scope: list[str]
 ) -> None:
     async with connect(server_for(school, stdio_scope=scope), era) as client:
-        answers = await _attacks(client)
+        answers = await attacks(client)
     for body in answers:
-        _nothing_recoverable(body)
+        nothing_recoverable(body)
         assert LONE not in json.dumps(body) and "keluhan-rahasia" not in json.dumps(body)
     by_group = {body["kelompok"]: body for body in answers}
     if "kelas 8A" in by_group:  # six fevers are shown; the lone girl's skin visit is hidden among the zeros

@@ -543,6 +543,47 @@ def test_two_server_processes_sharing_keys_and_a_store_finish_a_confirmation_onc
     assert change["kunci"] == key_of(asked["requestState"]) and change["oleh"] == "ust-ridwan"
 
 
+@needs_redis
+def test_an_usulan_made_on_one_replica_is_decided_on_another_once(
+    idp: Idp, service_url: str, tmp_path: Path, redis_url: str
+) -> None:
+    """Issue 20: the view's usulan lives in the shared Redis (sealed with the shared keys), so the replica that
+    takes the click may not be the one that proposed; the decision is claimed once whichever replica takes it, and
+    the usulan exists for its own subject only."""
+    tanggal = "2026-11-03"
+    public = "https://asrama.example.sch.id/mcp"
+    flags = ["--auth", "jwt", "--public-url", public, "--auth-issuer", idp.issuer, "--auth-jwks-url", idp.jwks_url]
+    env = {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN, "ASRAMA_WRITES": "on", "ASRAMA_STATE_KEYS": KEYS,
+           "ASRAMA_CONFIRM_STORAGE": redis_url}  # fmt: skip
+    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    folders = [tmp_path / name for name in ("a", "b")]
+    for folder in folders:
+        folder.mkdir()
+    with mcp_process(flags, env, folders[0]) as first, mcp_process(flags, env, folders[1]) as second:
+        writer = idp.mint(public, sub="ust-ridwan", scope=WRITE, asrama_scope=["all"])
+        other = idp.mint(public, sub="ust-lain", scope=WRITE, asrama_scope=["all"])
+        _, _, proposed = ask(first.url, writer, roll_call(tanggal, ("A003", "sakit")), capabilities=apps)
+        usulan = proposed["result"]["_meta"]["asrama/usulan"]
+        assert proposed["result"]["structuredContent"]["hasil"] == "menunggu"
+        decide = {"id_usulan": usulan["id"], "kunci": usulan["kunci"], "keputusan": "setuju"}
+
+        def call(url: str, bearer: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            body, headers = rpc("tools/call", {"name": name, "arguments": arguments}, era=MODERN)
+            return send(url, body, headers, bearer)["result"]
+
+        stranger = call(second.url, other, "putuskan_usulan", decide)
+        done = call(second.url, writer, "putuskan_usulan", decide)
+        again = call(first.url, writer, "putuskan_usulan", decide)
+        checked = call(first.url, writer, "cek_usulan", {"id_usulan": usulan["id"]})
+    assert stranger["isError"] and "tidak ditemukan" in stranger["content"][0]["text"]
+    assert done["structuredContent"]["status"] == "ditulis", done
+    assert again["isError"] and "sudah diputuskan" in again["content"][0]["text"]
+    assert checked["structuredContent"]["status"] == "ditulis"
+    assert recorded(service_url, tanggal) == {"A003": "sakit"}
+    [change] = history(service_url, tanggal, "A003")
+    assert change["kunci"].startswith("asrama-usulan-") and change["oleh"] == "ust-ridwan"
+
+
 # --- 5. an expired state -----------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,7 @@
 """A Hypothesis fuzz pass over the write tools: whatever the model sends and whatever the person answers, in
-either era, nothing is ever written without an accepted, ticked confirmation — checked against the database after
-every call — and every answer is a clean result or a protocol error."""
+either era, nothing is ever written without an accepted, ticked confirmation — or, on a host that renders the
+confirm view, without a `setuju` sent with the usulan's own id and key — checked against the database after every
+call; every answer is a clean result or a protocol error."""
 
 from typing import Any
 
@@ -14,9 +15,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 from sqlalchemy import func, select
 
+from mcp_asrama.server.features.write import META
 from mcp_asrama.service.db import make_engine
 from mcp_asrama.service.models import Absensi, Izin, RiwayatAbsensi
 from tests.server.conftest import ERAS, server_for
+from tests.server.test_views import AppsHost
 
 
 def mostly(valid: list[Any], hostile: list[Any]) -> st.SearchStrategy[Any]:
@@ -127,3 +130,55 @@ def test_nothing_is_written_without_an_accepted_confirmation(
     if wrote:
         assert ticked
     event(f"{name}: {'written' if wrote else 'tool error' if outcome.is_error else 'not written'}")
+
+
+# --- the same, when the person decides on the confirm view (issue 20) -----------------------------------------------
+
+DECISIONS = st.lists(
+    st.tuples(
+        mostly(["real"], ["guessed", "other"]),  # the usulan's id
+        mostly(["real"], ["guessed", "empty"]),  # its key
+        mostly(["setuju", "tolak"], ["ya"]),
+    ),
+    max_size=3,
+)
+
+
+async def one_view_call(app: FastAPI, era: str, name: str, arguments: Any, decisions: list[Any]) -> tuple[bool, Any]:
+    """(whether a decision of the person's view — the usulan's own id and key, setuju — went out, the last
+    result or protocol error), for a host that renders views and shows no form."""
+    chosen = False
+    async with Client(server_for(app, writes=True), mode=era, cache=None, extensions=[AppsHost()]) as client:
+        try:
+            outcome: Any = await client.call_tool(name, arguments)
+            usulan = (outcome.meta or {}).get(META)
+            for id_kind, key_kind, keputusan in decisions if usulan else []:
+                ids = {"real": usulan["id"], "guessed": "G" * 24, "other": "A001-usulan-lain"}
+                keys = {"real": usulan["kunci"], "guessed": "K" * 24, "empty": ""}
+                chosen = chosen or (id_kind, key_kind, keputusan) == ("real", "real", "setuju")
+                outcome = await client.call_tool(
+                    "putuskan_usulan", {"id_usulan": ids[id_kind], "kunci": keys[key_kind], "keputusan": keputusan}
+                )
+        except MCPError as exc:
+            outcome = exc
+    return chosen, outcome
+
+
+@pytest.mark.parametrize("era", ERAS)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(call=CALLS, decisions=DECISIONS)
+def test_nothing_is_written_without_the_persons_decision_on_the_view(
+    service_app: FastAPI, school_db: str, era: str, call: tuple[str, Any], decisions: list[Any]
+) -> None:
+    name, arguments = call
+    before = written(school_db)
+    chosen, outcome = anyio.run(one_view_call, service_app, era, name, arguments, decisions)
+    after = written(school_db)
+    if isinstance(outcome, MCPError):
+        assert outcome.error.code in (-32602, -32600, -32603), outcome.error
+    else:
+        text = outcome.content[0].text
+        assert "Traceback" not in text and "Error executing tool" not in text
+    if after != before:
+        assert chosen, (name, arguments, decisions)
+    event(f"{name}: {'written' if after != before else 'nothing written'}")

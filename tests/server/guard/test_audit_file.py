@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp_types import TextContent
 
-from mcp_asrama.server.guard import audit, audit_check, audit_log, audit_seal
+from mcp_asrama.server.guard import audit, audit_check, audit_fields, audit_log, audit_seal
 from tests.server.conftest import server_for
 
 pytestmark = pytest.mark.anyio
@@ -175,7 +175,7 @@ def test_writers_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path)
 def every_id(value: Any) -> set[str]:
     """The reference, read the long way: `id`/`id_anak` string values anywhere in `value`."""
     if isinstance(value, dict):
-        own = {v for k, v in value.items() if k in audit.ID_KEYS and isinstance(v, str)}
+        own = {v for k, v in value.items() if k in audit_fields.ID_KEYS and isinstance(v, str)}
         return own.union(*(every_id(v) for v in value.values()))
     if isinstance(value, list | tuple):
         return set().union(*(every_id(v) for v in value))

@@ -49,12 +49,9 @@ goes to stderr: a school must be able to account for every disclosure. Other aud
 fail open, logged to stderr too.
 """
 
-import json
 import logging
-import math
-import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -68,6 +65,15 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.server.guard.access import LOCAL_SUBJECT
+from mcp_asrama.server.guard.audit_fields import (
+    MAX_ID,
+    bounded,
+    bounded_arguments,
+    clean,
+    disclosed_ids,
+    named_students,
+    without_written_text,
+)
 from mcp_asrama.server.guard.audit_log import AuditLog, utc_now
 from mcp_asrama.server.guard.audit_seal import AuditConfigError, load_key
 from mcp_asrama.server.methods import NO_DATA_METHODS, WRITE_TOOLS
@@ -88,16 +94,12 @@ DISCLOSING = frozenset(
 )
 # What cannot: never in the chain. Any method in neither set (one we do not know) is audited.
 UNAUDITED = NO_DATA_METHODS | {"logging/setLevel"}
-ID_KEYS = frozenset({"id", "id_anak"})
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 WITHHELD = (
     "Permintaan ini tidak dapat dicatat di log audit, jadi datanya tidak dikirim. "
     "Beri tahu admin sekolah: log audit server MCP tidak dapat ditulis."
 )
-_MAX_TEXT, _MAX_KEYS, _MAX_ID = 200, 16, 64
 SMALL_GROUP = 5
-STUDENT_ARGUMENT = "id_anak"
-_STUDENT_URI = re.compile(r"\Aasrama://anak/([^/?#]+)")
 # The ids the handler in progress declared, and what its write did; the Auditor sets fresh ones around each request.
 _declared: ContextVar[set[str] | None] = ContextVar("asrama_audit_declared", default=None)
 _written: ContextVar[dict[str, Any] | None] = ContextVar("asrama_audit_written", default=None)
@@ -118,7 +120,7 @@ def disclose(ids: Iterable[str]) -> None:
     """
     declared = _declared.get()
     if declared is not None:
-        declared.update(i[:_MAX_ID] for i in ids)
+        declared.update(i[:MAX_ID] for i in ids)
 
 
 def disclose_health(ids: Iterable[str]) -> None:
@@ -136,7 +138,7 @@ def disclose_health_aggregate(group: Mapping[str, Any]) -> None:
     does nothing."""
     flag = _health.get()
     if flag is not None:
-        flag.append({k: _bounded(v) for k, v in group.items() if v is not None})
+        flag.append({k: bounded(v) for k, v in group.items() if v is not None})
 
 
 def disclose_aggregate(count: int, ids: Iterable[str]) -> None:
@@ -154,7 +156,7 @@ def note_write(
     written = _written.get()
     if written is not None:
         written["confirmation"] = confirmation
-        written["changes"] = [{k: v[:_MAX_ID] if isinstance(v, str) else v for k, v in c.items()} for c in changes]
+        written["changes"] = [{k: v[:MAX_ID] if isinstance(v, str) else v for k, v in c.items()} for c in changes]
         if saluran is not None:
             written["channel"] = saluran
 
@@ -166,134 +168,6 @@ def _write_fields(target: Any, outcome: str, written: dict[str, Any]) -> dict[st
     confirmation = written.get("confirmation") or ("refused" if outcome != "ok" else "asked")
     channel = {"channel": written["channel"]} if "channel" in written else {}
     return {"write": {"confirmation": confirmation, "changes": written.get("changes", []), **channel}}
-
-
-def _named(method: str, params: Mapping[str, Any]) -> list[str]:
-    """The student a request names: an `id_anak` argument of a tool or prompt, or the id in an asrama://anak/ URI."""
-    value: Any = None
-    if method in ("tools/call", "prompts/get") and isinstance(params.get("arguments"), Mapping):
-        value = params["arguments"].get(STUDENT_ARGUMENT)
-    elif method == "resources/read" and isinstance(params.get("uri"), str):
-        match = _STUDENT_URI.match(params["uri"])
-        value = match.group(1) if match else None
-    return [value[:_MAX_ID]] if isinstance(value, str) and value else []
-
-
-def _clean(text: str, limit: int = _MAX_TEXT) -> str:
-    """Caller-chosen text, bounded and encodable (a lone surrogate would make the line unwritable)."""
-    text = text.encode("utf-8", "replace").decode()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _bounded(value: Any) -> Any:
-    """A search term as sent, cut short; nested values become short JSON text."""
-    if value is None or isinstance(value, bool) or (isinstance(value, int) and abs(value) < 10**18):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return value
-    if isinstance(value, str):
-        return _clean(value)
-    return _clean(json.dumps(value, ensure_ascii=False, default=str))
-
-
-# What a person wrote into a record (a note, a reason for leave, a complaint, its category and treatment, who
-# examined or treated) may be personal, or health data; an usulan's key is a secret: never in the log.
-WRITTEN_TEXT = frozenset(
-    {"keterangan", "alasan", "keluhan", "kategori", "tindakan", "obat", "rujukan", "petugas", "penguji", "kunci"}
-)
-
-
-def _without_written_text(value: Any) -> Any:
-    """`value` with every `keterangan`/`alasan` left out, however deep."""
-    if isinstance(value, Mapping):
-        return {k: _without_written_text(v) for k, v in value.items() if k not in WRITTEN_TEXT}
-    if isinstance(value, list):
-        return [_without_written_text(v) for v in value]
-    return value
-
-
-def bounded_arguments(arguments: Any) -> Any:
-    """Tool/prompt arguments for the log: at most 16 names, each value at most 200 characters."""
-    if arguments is None:
-        return None
-    if not isinstance(arguments, Mapping):
-        return _bounded(arguments)
-    items = list(arguments.items())
-    kept = {_clean(str(k), 64): _bounded(v) for k, v in items[:_MAX_KEYS]}
-    if len(items) > _MAX_KEYS:
-        kept["…"] = f"+{len(items) - _MAX_KEYS} more"
-    return kept
-
-
-def _texts(blocks: Any) -> Iterator[str]:
-    """The text of content blocks, embedded resources included."""
-    for block in blocks if isinstance(blocks, list) else []:
-        if isinstance(block, Mapping):
-            inner = block.get("resource") if block.get("type") == "resource" else block
-            if isinstance(inner, Mapping) and isinstance(inner.get("text"), str):
-                yield inner["text"]
-
-
-def disclosed_ids(method: str, result: Mapping[str, Any]) -> list[str]:
-    """The student ids a result carries: `id`/`id_anak` anywhere in its structured or JSON text content.
-
-    Each text is parsed once, its ids gathered as the parser builds each object (of a key sent twice, the last
-    value, as JSON.parse reads it); a tool's `structuredContent` is walked only when no text parsed equal to it
-    (`core.tool_result` sends the same JSON as text).
-    """
-    structured: Any = None
-    if method == "tools/call":
-        structured = result.get("structuredContent")
-        texts = _texts(result.get("content"))
-    elif method == "resources/read":
-        texts = _texts(result.get("contents"))
-    elif method == "prompts/get":
-        messages = result.get("messages")
-        contents = [m.get("content") for m in messages if isinstance(m, Mapping)] if isinstance(messages, list) else []
-        texts = _texts(contents)
-    else:
-        return []
-    found: dict[str, None] = {}
-    covered = structured is None
-    for text in texts:
-        ids: dict[str, None] = {}
-        try:
-            parsed = json.loads(text, object_hook=_collecting(ids))
-        except ValueError:
-            continue  # prose (an error message naming an id discloses nothing)
-        found.update(ids)
-        covered = covered or parsed == structured
-    if not covered:
-        _walk(structured, found)
-    return sorted(found)
-
-
-def _collecting(found: dict[str, None]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """A `json.loads` object hook that adds each object's `id`/`id_anak` string values to `found`."""
-
-    def collect(node: dict[str, Any]) -> dict[str, Any]:
-        for key in ID_KEYS:
-            value = node.get(key)
-            if isinstance(value, str):
-                found[value[:_MAX_ID]] = None
-        return node
-
-    return collect
-
-
-def _walk(value: Any, found: dict[str, None]) -> None:
-    """Add the `id`/`id_anak` string values anywhere in `value` (JSON data, as Python objects) to `found`."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            for key, item in node.items():
-                if key in ID_KEYS and isinstance(item, str):
-                    found[item[:_MAX_ID]] = None
-                elif isinstance(item, Mapping | list | tuple):
-                    stack.append(item)
-        elif isinstance(node, list | tuple):
-            stack.extend(node)
 
 
 def _wire(result: Any) -> Mapping[str, Any]:
@@ -308,7 +182,7 @@ def _who() -> dict[str, Any]:
     token = get_access_token()
     if token is None:
         return {"subject": LOCAL_SUBJECT}
-    return {"subject": _clean(token.subject or token.client_id, 256), "oauth_client": _clean(token.client_id, 256)}
+    return {"subject": clean(token.subject or token.client_id, 256), "oauth_client": clean(token.client_id, 256)}
 
 
 def _client(ctx: ServerRequestContext[Any, Any], params: Mapping[str, Any]) -> str | None:
@@ -318,9 +192,9 @@ def _client(ctx: ServerRequestContext[Any, Any], params: Mapping[str, Any]) -> s
     offered.append(meta.get(CLIENT_INFO) if isinstance(meta, Mapping) else None)
     for info in offered:
         if isinstance(info, Mapping) and isinstance(info.get("name"), str):
-            return _clean(info["name"], 128)
+            return clean(info["name"], 128)
     known = ctx.session.client_params
-    return _clean(known.client_info.name, 128) if known is not None else None
+    return clean(known.client_info.name, 128) if known is not None else None
 
 
 def _describe(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
@@ -332,9 +206,9 @@ def _describe(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
         "event": "request",
         **_who(),
         "client": _client(ctx, params),
-        "method": _clean(ctx.method, 128),
-        "target": _clean(target, 256) if isinstance(target, str) else None,
-        "arguments": bounded_arguments(_without_written_text(params.get("arguments"))) if named else None,
+        "method": clean(ctx.method, 128),
+        "target": clean(target, 256) if isinstance(target, str) else None,
+        "arguments": bounded_arguments(without_written_text(params.get("arguments"))) if named else None,
     }
 
 
@@ -410,7 +284,7 @@ class Auditor:
         disclosed: list[str] = []
         if outcome == "ok":
             params = ctx.params if isinstance(ctx.params, Mapping) else {}
-            disclosed = sorted({*disclosed_ids(ctx.method, wire), *_named(ctx.method, params), *declared})
+            disclosed = sorted({*disclosed_ids(ctx.method, wire), *named_students(ctx.method, params), *declared})
         write = _write_fields(fields["target"], outcome, written)
         marked = _health_fields(health, disclosed) if outcome == "ok" else {}
         if await self._record(done(outcome, disclosed=disclosed, **write, **marked)):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +85,22 @@ def server_env(live_service: str, tmp_path: Path) -> dict[str, str]:
     return clean_env(ASRAMA_API_URL=live_service, ASRAMA_API_TOKEN=TOKEN, XDG_DATA_HOME=str(tmp_path))
 
 
-@pytest.fixture
-def mcp_url(server_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+@contextmanager
+def http_mcp(env: dict[str, str], log: Path) -> Iterator[str]:
+    """`mcp-asrama serve --transport http` on a free loopback port with `env`: its /mcp URL, stopped afterwards."""
     port = free_port()
-    log = tmp_path / "mcp.log"
-    process = start([EXECUTABLE, "serve", "--transport", "http", "--port", str(port)], server_env, log)
+    process = start([EXECUTABLE, "serve", "--transport", "http", "--port", str(port)], env, log)
     try:
         wait_until_up(port, process, log)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         stop(process)
+
+
+@pytest.fixture
+def mcp_url(server_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    with http_mcp(server_env, tmp_path / "mcp.log") as url:
+        yield url
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from mcp_asrama.server.features.write import META
 from mcp_asrama.server.views import KONFIRMASI
 from tests.conftest import TOKEN
 from tests.e2e.chromium import Browser, browser
-from tests.e2e.conftest import EXECUTABLE, free_port, start, stop, wait_until_up
+from tests.e2e.conftest import http_mcp
 from tests.e2e.test_views_chromium import CSP, DOCS, script_json
 from tests.server.test_views import AppsHost
 
@@ -122,15 +122,8 @@ def changes_of(service_url: str, id_anak: str) -> int:
 @pytest.fixture
 def writes_mcp(server_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     """`mcp-asrama serve --transport http` (stateless, loopback, no auth: the local operator) with writes on."""
-    port = free_port()
-    log = tmp_path / "mcp-writes.log"
-    env = {**server_env, "ASRAMA_WRITES": "on"}
-    process = start([EXECUTABLE, "serve", "--transport", "http", "--port", str(port)], env, log)
-    try:
-        wait_until_up(port, process, log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(process)
+    with http_mcp({**server_env, "ASRAMA_WRITES": "on"}, tmp_path / "mcp-writes.log") as url:
+        yield url
 
 
 def apps_client(url: str, era: str) -> Client:

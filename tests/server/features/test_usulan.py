@@ -134,13 +134,30 @@ async def test_data_changed_before_the_click_writes_nothing_and_asks_again(servi
     assert await day_of(service_app) == {"A001": "alpa", "A002": "sakit"}
 
 
-async def test_an_expired_usulan_writes_nothing(service_app: FastAPI, era: str) -> None:
+async def test_an_expired_usulan_writes_nothing_and_is_audited_once(
+    service_app: FastAPI, era: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    async with apps_host(service_app, era, usulan_menit=0.005, audit_log=log) as client:  # 0.3 s
+        id_usulan, kunci, _ = await propose(client)
+        await asyncio.sleep(0.4)
+        checked = await call_ok(client, "cek_usulan", {"id_usulan": id_usulan})
+        again = await call_ok(client, "cek_usulan", {"id_usulan": id_usulan})
+        decide = {"id_usulan": id_usulan, "kunci": kunci, "keputusan": "setuju"}
+        late = await call_error(client, "putuskan_usulan", decide)
+    assert "sudah diputuskan (kedaluwarsa)" in late and checked["status"] == again["status"] == "kedaluwarsa"
+    assert await day_of(service_app) == {}
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    ends = [(e["target"], e["write"]["confirmation"]) for e in lines if "write" in e]
+    assert ends == [("catat_absensi", "proposed"), ("cek_usulan", "expired"), ("putuskan_usulan", "replayed")]
+
+
+async def test_a_click_after_the_expiry_is_refused_and_audited_expired(service_app: FastAPI, era: str) -> None:
     async with apps_host(service_app, era, usulan_menit=0.005) as client:  # 0.3 s
         id_usulan, kunci, _ = await propose(client)
         await asyncio.sleep(0.4)
-        late = await call_error(
-            client, "putuskan_usulan", {"id_usulan": id_usulan, "kunci": kunci, "keputusan": "setuju"}
-        )
+        decide = {"id_usulan": id_usulan, "kunci": kunci, "keputusan": "setuju"}
+        late = await call_error(client, "putuskan_usulan", decide)
         checked = await call_ok(client, "cek_usulan", {"id_usulan": id_usulan})
     assert "kedaluwarsa" in late and checked["status"] == "kedaluwarsa"
     assert await day_of(service_app) == {}

@@ -142,6 +142,10 @@ async def cek_usulan(ctx: Context, id_usulan: IdUsulan) -> Annotated[CallToolRes
     if usulan is None or usulan.subject != writes.actor(ctx):
         raise ToolError(NOT_FOUND)
     putusan = await book.store.putusan(id_usulan)
+    if putusan is None and usulan.kedaluwarsa() and await book.store.klaim(id_usulan):  # seen expired: once
+        putusan = Putusan("kedaluwarsa", usulan.saluran)
+        await book.store.putus(id_usulan, putusan)
+        audit.note_write("expired", saluran=usulan.saluran)
     more = {}
     if putusan is not None and putusan.pengganti:
         fresh = await book.store.ambil(putusan.pengganti)

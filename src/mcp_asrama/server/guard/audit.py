@@ -163,7 +163,7 @@ def note_write(
 
 def _write_fields(target: Any, outcome: str, written: dict[str, Any]) -> dict[str, Any]:
     """The `write` field of a write tool's line: what its handler declared, else `refused` (it never got to ask)."""
-    if target not in WRITE_TOOLS:
+    if target not in WRITE_TOOLS and not written:  # a read may note a write's end too (cek_usulan: expired)
         return {}
     confirmation = written.get("confirmation") or ("refused" if outcome != "ok" else "asked")
     channel = {"channel": written["channel"]} if "channel" in written else {}

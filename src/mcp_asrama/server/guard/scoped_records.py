@@ -128,16 +128,13 @@ async def progres_hafalan(
     the rows of (at least) the first `limit`. When the service's one answer covers the scope, it sends only those
     rows; otherwise every unit's students are merged."""
 
-    def fetch(k: Values, m: Values) -> Awaitable[ProgresHafalan]:
-        return reader.client.progres_hafalan(id_anak=id_anak, kelas=k, kamar=m)
+    def fetch(top: int | None) -> Callable[[Values, Values], Awaitable[ProgresHafalan]]:
+        return lambda k, m: reader.client.progres_hafalan(id_anak=id_anak, kelas=k, kamar=m, limit=top)
 
-    def fetch_top(k: Values, m: Values) -> Awaitable[ProgresHafalan]:
-        return reader.client.progres_hafalan(id_anak=id_anak, kelas=k, kamar=m, limit=limit)
-
-    whole = await reader.whole(kelas, kamar, fetch_top, lambda r: r.data)
+    whole = await reader.whole(kelas, kamar, fetch(limit), lambda r: r.data)
     if whole is not None:
         return whole
-    pages = await reader.per_unit(kelas, kamar, fetch)
+    pages = await reader.per_unit(kelas, kamar, fetch(None))
     merged: dict[str, ProgresAnak] = {
         r.id_anak: r for page in pages for r in page.data if reader.visible(kelas=r.kelas, kamar=r.kamar)
     }

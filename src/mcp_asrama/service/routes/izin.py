@@ -4,23 +4,29 @@ from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
+from sqlalchemy.orm import Session
 
+from mcp_asrama.contract import BERUBAH, KONFLIK_HEADER
 from mcp_asrama.service import idempotensi
+from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import izin as crud_izin
+from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.models import Anak, Izin
 from mcp_asrama.service.routes.common import Filter, IdAnakFilter
-from mcp_asrama.service.schemas.common import Tanggal
-from mcp_asrama.service.schemas.izin import DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
+from mcp_asrama.service.schemas.common import BELUM_DICATAT, Tanggal
+from mcp_asrama.service.schemas.izin import MAX_DAYS, AbsensiLama, DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
 
 router = APIRouter(prefix="/izin", tags=["izin"], dependencies=[TokenDep])
 
-MAX_DAYS = 30
 IzinId = Annotated[str, Path(max_length=64)]
 _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "Anak atau izin tidak ditemukan"},
-    409: {"description": "Bertabrakan dengan izin lain, izin sudah selesai, atau Idempotency-Key dipakai lain"},
+    409: {
+        "description": "Bertabrakan dengan izin lain, izin sudah selesai, absensi hari-harinya berubah sejak dibaca "
+        f"(header {KONFLIK_HEADER}: {BERUBAH}), atau Idempotency-Key dipakai lain"
+    },
 }
 
 
@@ -40,10 +46,30 @@ def _public(izin: Izin, anak: Anak, today: date) -> IzinPublic:
     )
 
 
+def _refuse_changed(session: Session, id_anak: str, lama: list[AbsensiLama]) -> None:
+    """409 (`KONFLIK_HEADER: BERUBAH`, a count of days only) when a day's stored record is no longer the one its
+    caller read."""
+    expected = [
+        Catatan(d.tanggal, id_anak, None if d.status_lama == BELUM_DICATAT else d.status_lama, d.keterangan_lama)
+        for d in lama
+    ]
+    changed = crud_absensi.differing(session, expected) if expected else []
+    if changed:
+        raise HTTPException(
+            status_code=409,
+            detail=f"Absensi {len(changed)} hari berubah sejak dibaca; tidak ada yang dicatat",
+            headers={KONFLIK_HEADER: BERUBAH},
+        )
+
+
 @router.post("", status_code=201, response_model=IzinPublic, response_model_exclude_none=True, responses=_ERRORS)
 def ajukan_izin(request: Request, session: SessionDep, body: IzinIn, actor: ActorDep, key: KeyDep) -> Any:
     """A student's leave over [dari, sampai] (at most 30 days): those days are recorded `izin` (the note says the
-    kind, never the reason) and the student is `izin` while it runs. 409 when it overlaps another izin."""
+    kind, never the reason) and the student is `izin` while it runs. 409 when it overlaps another izin, or when a
+    day of `absensi_lama` is no longer recorded as its caller read it (nothing written).
+
+    With an `Idempotency-Key`, the same request again returns the first answer and writes nothing.
+    """
     if body.sampai < body.dari:
         raise HTTPException(status_code=422, detail="sampai harus sama dengan atau sesudah dari")
     if (body.sampai - body.dari).days >= MAX_DAYS:
@@ -57,6 +83,7 @@ def ajukan_izin(request: Request, session: SessionDep, body: IzinIn, actor: Acto
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
     if crud_izin.overlapping(session, anak.id, body.dari, body.sampai):
         raise HTTPException(status_code=409, detail="Anak sudah punya izin pada sebagian tanggal itu")
+    _refuse_changed(session, anak.id, body.absensi_lama or [])
     today = date.today()
     izin = crud_izin.create(
         session,

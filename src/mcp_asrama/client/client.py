@@ -237,7 +237,10 @@ class AsramaClient:
         return await self._get(f"/izin/{quote(id_izin, safe='')}", Izin)
 
     async def ajukan_izin(self, body: dict[str, Any], *, actor: str | None, key: str) -> Izin:
-        """`POST /izin`, once per `key`."""
+        """`POST /izin`, once per `key`. The days' old records (`absensi_lama`) go only to a service that said it
+        honours old values (`Changed` when one changed); to another they are left out, and it writes as before."""
+        if not self.nilai_lama:
+            body = {k: v for k, v in body.items() if k != "absensi_lama"}
         return await self._post("/izin", Izin, body, _write_headers(actor, key))
 
     async def akhiri_izin(self, id_izin: str, tanggal_kembali: date, *, actor: str | None, key: str) -> Izin:

@@ -32,16 +32,16 @@ ROLL_CALL = {
 
 
 class Upstream:
-    """The data service as reached by the MCP server: runs `before_write` once when the first roll call arrives
-    (another writer gets there first), keeps every roll call's body, and may hide the `nilai-lama` mark."""
+    """The data service as reached by the MCP server: runs `before_write` once when the first write under `path`
+    arrives (another writer gets there first), keeps every such write's body, and may hide the `nilai-lama` mark."""
 
-    def __init__(self, app: FastAPI, *, marks_old_values: bool = True) -> None:
-        self.app, self.marks_old_values = app, marks_old_values
+    def __init__(self, app: FastAPI, *, marks_old_values: bool = True, path: str = "/absensi/") -> None:
+        self.app, self.marks_old_values, self.path = app, marks_old_values, path
         self.before_write: Callable[[], Awaitable[None]] | None = None
         self.bodies: list[bytes] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].startswith("/absensi/"):
+        if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].startswith(self.path):
             await self.app(scope, receive, self._unmarked(send))
             return
         body = b""

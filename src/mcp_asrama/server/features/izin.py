@@ -2,8 +2,12 @@
 
 An izin is named by its handle: the random id `ajukan_izin` returns (never a counter), valid until the izin is
 ended. Its reason (`alasan`) goes to the service and is never shown again: no output model here declares it.
+Asking for a leave shows each day whose attendance it changes (old → izin) and carries those old records to the
+service, which writes nothing when one changed meanwhile (another musyrif's roll call is never overwritten
+unseen): the person is asked again.
 """
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Annotated
@@ -14,13 +18,14 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.models import Anak, Izin
+from mcp_asrama.client.models import BELUM_DICATAT, Anak, Izin
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server.arguments import Alasan, IdAnak, IdIzin, JenisIzin, Kamar, Kelas, Tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import NO_ACCESS, READ_ONLY, Result, add_tools
 from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.guard.scope_units import gather
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
@@ -32,6 +37,10 @@ UNKNOWN_HANDLE = (
     "daftar_izin(aktif=true), lalu panggil lagi."
 )
 UNSUPPORTED = "Layanan data asrama ini tidak mendukung izin lewat asisten (butuh layanan mcp-asrama)."
+CHANGED = (
+    "Absensi anak pada hari-hari izin itu berubah sejak pengguna ditanya (ada yang mencatat lebih dulu); tidak ada "
+    "yang dicatat. Panggil ajukan_izin lagi dengan argumen yang sama: pengguna akan ditanya ulang dengan data terbaru."
+)
 
 
 class DataIzin(Izin):
@@ -80,18 +89,52 @@ async def daftar_izin(
 
 
 @dataclass(frozen=True)
+class HariAbsensi:
+    """One day of the leave as the student's attendance stands now (`status` None: not recorded)."""
+
+    tanggal: date
+    status: str | None
+    keterangan: str | None
+
+
+@dataclass(frozen=True)
 class RencanaIzin:
-    """A leave as it will be asked for."""
+    """A leave as it will be asked for, with the attendance of its days as read."""
 
     anak: Anak
     dari: date
     sampai: date
     jenis: str
     alasan: str
+    absensi: tuple[HariAbsensi, ...] = ()
 
     @property
     def hari(self) -> int:
         return (self.sampai - self.dari).days + 1
+
+
+def _days(dari: date, sampai: date) -> list[date]:
+    return [dari + timedelta(days=n) for n in range((sampai - dari).days + 1)]
+
+
+async def _absensi(reader: Terbatas, id_anak: str, dari: date, sampai: date) -> tuple[HariAbsensi, ...]:
+    """The student's record of each day (at most 30): one request per day, concurrently, each a step of progress
+    (the service reads attendance one day at a time; the student's visibility is already checked)."""
+    days = _days(dari, sampai)
+    reader.kemajuan.expect(len(days))
+
+    def read(day: date) -> Callable[[], Awaitable[HariAbsensi]]:
+        async def one() -> HariAbsensi:
+            await reader.kemajuan.step()
+            rows = (await reader.client.absensi(day, ids=[id_anak])).data
+            found = next((r for r in rows if r.id_anak == id_anak and r.status != BELUM_DICATAT), None)
+            return HariAbsensi(day, found.status, found.keterangan) if found else HariAbsensi(day, None, None)
+
+        return one
+
+    found = await gather([read(day) for day in days])
+    await reader.kemajuan.done()
+    return tuple(found)
 
 
 def _last_day(izin: Izin) -> date:
@@ -118,7 +161,8 @@ async def rencana_izin(
             f"Anak {anak.id} sudah punya izin {clash.jenis} {clash.dari.isoformat()} s.d. {clash.sampai.isoformat()} "
             f"(id {clash.id}) yang bertabrakan. Pilih tanggal lain, atau akhiri izin itu dulu dengan akhiri_izin."
         )
-    return RencanaIzin(anak=anak, dari=dari, sampai=sampai, jenis=jenis, alasan=alasan)
+    absensi = await _absensi(reader, anak.id, dari, sampai)
+    return RencanaIzin(anak=anak, dari=dari, sampai=sampai, jenis=jenis, alasan=alasan, absensi=absensi)
 
 
 def _runs_today(dari: date, sampai: date) -> bool:
@@ -126,29 +170,44 @@ def _runs_today(dari: date, sampai: date) -> bool:
 
 
 def pertanyaan_izin(plan: RencanaIzin) -> Pertanyaan:
-    """The question for a new leave: who, when, why, then what changes."""
+    """The question for a new leave: who, when, why, then what changes: each day's attendance that is not `izin`
+    yet (old status → izin; notes are not shown) and the student's status."""
     anak = plan.anak
     lines = [
         f"Ajukan izin {plan.jenis} untuk {anak.nama} ({anak.id}): {plan.dari.isoformat()} s.d. "
         f"{plan.sampai.isoformat()} ({plan.hari} hari).",
         f"Alasan: {plan.alasan}",
         "Yang berubah:",
-        f"- absensi {plan.hari} tanggal itu dicatat izin (catatan lama tetap tersimpan di riwayat)",
+    ]
+    lines += [
+        f"- {h.tanggal.isoformat()}: {h.status or 'belum dicatat'} → izin" for h in plan.absensi if h.status != "izin"
     ]
     if _runs_today(plan.dari, plan.sampai):
         lines.append(f"- status anak {anak.status or 'aktif'} → izin selama izin berjalan")
-    lines.append("Setujui untuk mencatat?")
+    kept = sum(h.status == "izin" for h in plan.absensi)
+    if kept:
+        lines.append(f"Absensi {kept} tanggal yang sudah tercatat izin tetap izin.")
+    lines.append("Absensi lama tetap tersimpan di riwayat. Setujui untuk mencatat?")
     return Pertanyaan("\n".join(lines), (anak.id,))
 
 
 async def tulis_izin(tulis: Tulis, plan: RencanaIzin) -> Ditulis:
-    """Record the leave once."""
+    """Record the leave once, carrying each day's record as the person was shown it (the service refuses the whole
+    izin when one is no longer so: someone else recorded meanwhile)."""
     body = {
         "id_anak": plan.anak.id,
         "dari": plan.dari.isoformat(),
         "sampai": plan.sampai.isoformat(),
         "jenis": plan.jenis,
         "alasan": plan.alasan,
+        "absensi_lama": [
+            {
+                "tanggal": h.tanggal.isoformat(),
+                "status_lama": h.status or BELUM_DICATAT,
+                "keterangan_lama": h.keterangan,
+            }
+            for h in plan.absensi
+        ],
     }
     made = await tulis.reader.client.ajukan_izin(body, actor=tulis.actor, key=tulis.key)
     new = "izin" if made.aktif else plan.anak.status
@@ -165,6 +224,7 @@ AJUKAN = Penulisan(
     HasilIzin,
     conflict="Anak sudah punya izin pada sebagian tanggal itu; lihat daftar_izin lalu pilih tanggal lain.",
     not_found=UNSUPPORTED,
+    changed=CHANGED,
 )
 
 
@@ -180,8 +240,10 @@ async def ajukan_izin(
 ) -> Annotated[CallToolResult, HasilIzin]:
     """Ajukan izin untuk satu anak dari tanggal `dari` sampai `sampai` (YYYY-MM-DD, paling lama 30 hari), jenis
     pulang, sakit atau keperluan, dengan alasan. Absensi hari-hari itu dicatat izin dan status anak menjadi izin
-    selama izin berjalan. Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta.
-    Hasilnya id izin (acak) untuk akhiri_izin saat anak kembali."""
+    selama izin berjalan. Sebelum menulis, pengguna diminta menyetujui (dengan absensi tiap hari yang berubah);
+    bila menolak, jangan ulangi tanpa diminta. Bila orang lain mencatat absensi hari-hari itu lebih dulu, tidak ada
+    yang ditimpa: panggil lagi agar pengguna ditanya ulang. Hasilnya id izin (acak) untuk akhiri_izin saat anak
+    kembali."""
     return await AJUKAN.selesai(ctx, rencana, keputusan)
 
 

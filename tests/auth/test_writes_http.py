@@ -550,7 +550,7 @@ def test_an_usulan_made_on_one_replica_is_decided_on_another_once(
     """Issue 20: the view's usulan lives in the shared Redis (sealed with the shared keys), so the replica that
     takes the click may not be the one that proposed; the decision is claimed once whichever replica takes it, and
     the usulan exists for its own subject only."""
-    tanggal = "2026-11-03"
+    tanggal = "2026-11-05"
     public = "https://asrama.example.sch.id/mcp"
     flags = ["--auth", "jwt", "--public-url", public, "--auth-issuer", idp.issuer, "--auth-jwks-url", idp.jwks_url]
     env = {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN, "ASRAMA_WRITES": "on", "ASRAMA_STATE_KEYS": KEYS,

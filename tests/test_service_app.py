@@ -171,6 +171,7 @@ async def test_openapi_describes_every_route_to_a_token_holder(reader: httpx2.As
         "/anak",
         "/anak/{id_anak}",
         "/kamar",
+        "/kelas",
         "/absensi",
         "/absensi/rekap",
         "/absensi/{tanggal}",

@@ -20,7 +20,8 @@ READS = ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_ab
          "rekap_pelanggaran", "hafalan_anak", "progres_hafalan", "kesehatan_anak", "rekap_kesehatan",
          "daftar_izin"]  # fmt: skip
 # The operator's default scope is `all` without `peran:kesehatan`: catat_kunjungan_klinik is not listed.
-WRITES = ["catat_absensi", "ajukan_izin", "akhiri_izin", "catat_pelanggaran", "catat_setoran_hafalan"]
+WRITES = ["catat_absensi", "ajukan_izin", "akhiri_izin", "catat_pelanggaran", "catat_setoran_hafalan", "cek_usulan",
+          "putuskan_usulan"]  # fmt: skip
 
 
 @pytest.fixture(params=[False, True], ids=["reads", "writes"])

@@ -39,7 +39,8 @@ def test_discover_lists_every_served_version_and_advertises_subscriptions(mcp_ur
     body, headers = rpc("server/discover", era=MODERN)
     discovered = reply(httpx2.post(mcp_url, json=body, headers=headers, timeout=5))["result"]
     assert discovered["supportedVersions"] == [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-    assert discovered["capabilities"]["resources"] == {"subscribe": True, "listChanged": False}  # nothing sends list changes
+    # listChanged: false, since nothing sends list changes
+    assert discovered["capabilities"]["resources"] == {"subscribe": True, "listChanged": False}
 
 
 def test_a_raw_listen_is_an_event_stream_that_opens_with_its_acknowledgement(mcp_url: str) -> None:

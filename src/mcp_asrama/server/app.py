@@ -68,7 +68,12 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         menit=settings.usulan_menit,
         stdio=settings.transport == "stdio",
     )
-    auditors = audit.middleware(settings)
+    server: AsramaServer  # built below; which tools write is known once they are registered
+
+    def writes_tool(tool: str) -> bool:
+        return tool in server.write_tools
+
+    auditors = audit.middleware(settings, writes_tool)
     slots = listen_gate.Slots(settings.listen_maks, listen_gate.total_listens(settings.max_connections))
     updates = live.Live(slots, limiter if ratelimit.applies(settings) else None)
 

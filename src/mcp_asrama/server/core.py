@@ -6,14 +6,17 @@
   JSON-RPC `-32602`; a prompt that fails unexpectedly is a masked `-32603` in both eras (never `str(e)`);
 - every tool's input schema is closed (`additionalProperties: false`) and unknown arguments are refused;
 - the write tools are listed, and callable, only for a caller who may write (`writable`); for anyone else they do
-  not exist (the spec lets the list vary by authorization); `CLINIC_TOOLS` also need `peran:kesehatan` (`clinic`).
+  not exist (the spec lets the list vary by authorization). Which tools write is said once, by each tool's own
+  annotations at registration (any tool not annotated read-only writes: `write_tools`); a tool may also declare
+  that it needs the writes (`needs="writes"`: read-only beside them, as `cek_usulan`) or clinic staff
+  (`needs="clinic"`: `peran:kesehatan`, as `clinic` tells).
 """
 
 import logging
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Annotated, Any, cast, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, cast, get_args, get_origin, get_type_hints
 
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.lowlevel.helper_types import ReadResourceContents
@@ -26,7 +29,15 @@ from mcp.server.mcpserver.exceptions import (
 )
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR as INTERNAL_ERROR_CODE
-from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, TextContent, Tool
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.client import AsramaClient, AsramaError
@@ -34,9 +45,9 @@ from mcp_asrama.privacy import json_of
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
 from mcp_asrama.server.guard.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.guard.ratelimit import RateLimiter
-from mcp_asrama.server.methods import CLINIC_TOOLS, WITH_WRITES, WRITE_TOOLS
 
 log = logging.getLogger(__name__)
+Needs = Literal["writes", "clinic"]
 
 # The request being served by `read_resource`: static resources cannot declare a Context parameter.
 _resource_request: ContextVar[Context[Any, Any]] = ContextVar("asrama_resource_request")
@@ -104,14 +115,27 @@ class AsramaServer(MCPServer[Any]):
     """
 
     _closed_tools: dict[str, Tool] | None = None
+    _needs: dict[str, frozenset[Needs]]  # per tool: what its caller must be allowed (derived at registration)
     verifier: TokenVerifier | None = None
     limiter: RateLimiter  # set by build_server
     writable: Callable[[], bool] = staticmethod(lambda: False)
     clinic: Callable[[], bool] = staticmethod(lambda: False)
     close_listens: Callable[[], None] = staticmethod(lambda: None)  # ends every open listen stream gracefully
 
-    def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-        """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use.
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._needs = {}
+        self._writing: set[str] = set()
+        super().__init__(*args, **kwargs)
+
+    @property
+    def write_tools(self) -> frozenset[str]:
+        """The tools that write: every tool not annotated read-only."""
+        return frozenset(self._writing)
+
+    def add_tool(self, fn: Callable[..., Any], *args: Any, needs: Needs | None = None, **kwargs: Any) -> None:
+        """Register a tool (the `tool()` decorator comes here too); the closed list is rebuilt on next use. A tool
+        not annotated read-only writes (listed only to a caller who may write); `needs` adds what else its caller
+        must be allowed (`clinic`), or marks a read-only tool that exists only beside the writes (`writes`).
 
         A tool declared `-> Annotated[CallToolResult, Model]` builds its result from a `Model` (`tool_result`), so
         the SDK's validation of that structuredContent against `Model` on every call repeats pydantic's own work:
@@ -120,8 +144,15 @@ class AsramaServer(MCPServer[Any]):
         """
         super().add_tool(fn, *args, **kwargs)
         self._closed_tools = None
+        name = kwargs.get("name") or (args[0] if args else None) or fn.__name__
+        annotations: ToolAnnotations | None = kwargs.get("annotations")
+        writes = annotations is None or annotations.read_only_hint is not True  # unannotated: assume it writes
+        if writes:
+            self._writing.add(name)
+        required: set[Needs] = {"writes"} if writes else set()
+        self._needs[name] = frozenset(required | ({needs} if needs else set()))
         if _returns_built_result(fn):
-            tool = self._tool_manager.get_tool(kwargs.get("name") or (args[0] if args else None) or fn.__name__)
+            tool = self._tool_manager.get_tool(name)
             if tool is not None:
                 tool.fn_metadata.output_model = None
 
@@ -140,10 +171,12 @@ class AsramaServer(MCPServer[Any]):
                 schema["additionalProperties"] = False
                 closed[tool.name] = tool.model_copy(update={"input_schema": schema})
             self._closed_tools = closed
-        hidden = set() if self.writable() else set(WRITE_TOOLS | WITH_WRITES)
-        if not self.clinic():
-            hidden |= CLINIC_TOOLS
-        return {name: tool for name, tool in self._closed_tools.items() if name not in hidden}
+        allowed = {"writes": self.writable(), "clinic": self.clinic()}
+        return {
+            name: tool
+            for name, tool in self._closed_tools.items()
+            if all(allowed[need] for need in self._needs.get(name, ()))
+        }
 
     async def list_tools(self) -> list[Tool]:
         """Tools in registration order (a fixed order: hosts cache the list), input schemas closed."""

@@ -13,13 +13,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 
 from mcp_asrama.server.features.pelanggaran import BK_READS
-from mcp_asrama.server.methods import CLINIC_TOOLS
-from mcp_asrama.server.methods import WRITE_TOOLS as EVERY_WRITE
 from tests.conftest import service_client
 from tests.server.conftest import server_for
 from tests.server.support import text_of
 
-WRITE_TOOLS = EVERY_WRITE - {"putuskan_usulan"}  # the six that plan a write (the view's decision is tested apart)
+# The six tools that plan a write (the view's decision is tested apart); the server derives the list itself.
+WRITE_TOOLS = {"catat_absensi", "ajukan_izin", "akhiri_izin", "catat_pelanggaran", "catat_setoran_hafalan",
+               "catat_kunjungan_klinik"}  # fmt: skip
+CLINIC_TOOLS = {"catat_kunjungan_klinik"}
 pytestmark = pytest.mark.anyio
 
 STUDENTS = ("A001", "A002", "A003")  # 7A Al-Fatih 1, 8B Al-Fatih 1, 7A Aisyah 2

@@ -73,6 +73,32 @@ async def test_with_writes_off_the_write_tools_do_not_exist(service_app: FastAPI
             assert refused.value.error.code == -32602
 
 
+def test_which_tools_write_is_derived_from_their_annotations(service_app: FastAPI) -> None:
+    server = server_for(service_app, writes=True)
+    every = {"catat_absensi", "ajukan_izin", "akhiri_izin", "catat_pelanggaran", "catat_setoran_hafalan",
+             "catat_kunjungan_klinik", "putuskan_usulan"}  # fmt: skip
+    assert server.write_tools == every
+
+    def unannotated() -> str:
+        """A tool that forgot to say whether it writes."""
+        return "x"
+
+    server.add_tool(unannotated)  # counted as writing: hidden from a caller who may not write
+    assert "unannotated" in server.write_tools
+
+
+async def test_a_tool_without_annotations_is_hidden_from_read_only_callers(service_app: FastAPI) -> None:
+    server = server_for(service_app)
+
+    def unannotated() -> str:
+        """A tool that forgot to say whether it writes."""
+        return "x"
+
+    server.add_tool(unannotated)
+    async with Client(server, mode="2026-07-28", cache=None) as client:
+        assert "unannotated" not in {t.name for t in (await client.list_tools()).tools}
+
+
 async def test_write_tools_are_listed_with_honest_annotations(service_app: FastAPI, era: str) -> None:
     async with writer(service_app, era, Person()) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}

@@ -465,8 +465,9 @@ async def test_unwritable_log_withholds_data_and_says_so(
 
 
 def test_no_middleware_without_the_setting(log_path: Path) -> None:
-    assert audit.middleware(ServerSettings()) == []
-    assert [type(m) for m in audit.middleware(ServerSettings(audit_log=log_path))] == [audit.Auditor]
+    assert audit.middleware(ServerSettings(), lambda _tool: False) == []
+    auditors = audit.middleware(ServerSettings(audit_log=log_path), lambda _tool: False)
+    assert [type(m) for m in auditors] == [audit.Auditor]
     assert not log_path.exists()  # opened on the first request, not when the server is built
 
 

@@ -67,7 +67,7 @@ async def tanya() -> Elicit[Setuju]:
 async def test_a_state_the_sdk_did_not_verify_is_refused_and_claims_nothing() -> None:
     """Were the SDK's boundary ever to stop verifying a confirming method (here: taken out), the state reaching
     the claim is the one that arrived: refused (-32603), nothing claimed, the tool never runs."""
-    server = build_server(ServerSettings(api_url=closed_port_url(), api_token="t"))
+    server = build_server(ServerSettings(api_url=closed_port_url(), api_token="t", writes=True))
     runs: list[bool] = []
 
     async def tulis(jawaban: Annotated[ElicitationResult[Setuju], Resolve(tanya)]) -> str:

@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
 from mcp_asrama import cli
+from mcp_asrama.server.features.common import READ_ONLY
 from mcp_asrama.server.guard import audit
 from tests.conftest import insert_rows
 from tests.server.conftest import make_service, server_for
@@ -177,7 +178,7 @@ async def test_a_tool_declares_whom_it_disclosed_even_from_a_worker_thread(
             raise ToolError("gagal")
         return {"jumlah": 2}
 
-    server.tool()(ringkasan_rahasia)
+    server.tool(annotations=READ_ONLY)(ringkasan_rahasia)  # unannotated, it would count as a write tool
     async with Client(server, mode="2026-07-28", cache=None) as client:
         assert not (await client.call_tool("ringkasan_rahasia", {})).is_error
         assert (await client.call_tool("ringkasan_rahasia", {"gagal": True})).is_error

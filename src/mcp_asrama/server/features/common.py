@@ -11,7 +11,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
 from mcp_asrama.server.arguments import MAX_RANGE_DAYS
-from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.core import AsramaServer, Needs
 
 NO_ACCESS = "Token Anda tidak memberi akses ke data anak mana pun; minta admin memeriksa wewenang Anda."
 JSON = "application/json"
@@ -31,12 +31,14 @@ def add_tools(
     tools: dict[Callable[..., Any], str],
     annotations: ToolAnnotations,
     meta: dict[str, Any] | None = None,
+    needs: Needs | None = None,
 ) -> None:
     """Register `tools` (function → title) in the given order; the description is the docstring on one line, `meta`
-    the tools' `_meta` (e.g. the link to an MCP Apps view)."""
+    the tools' `_meta` (e.g. the link to an MCP Apps view). Their annotations say whether they write; `needs` what
+    else their caller must be allowed (`clinic`; `writes` for a read-only tool that exists only beside the writes)."""
     for fn, title in tools.items():
         description = " ".join(inspect.cleandoc(fn.__doc__ or "").split())
-        server.tool(title=title, description=description, annotations=annotations, meta=meta)(fn)
+        server.add_tool(fn, title=title, description=description, annotations=annotations, meta=meta, needs=needs)
 
 
 def check_range(dari: date | None, sampai: date | None) -> None:

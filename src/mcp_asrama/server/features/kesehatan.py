@@ -230,4 +230,4 @@ async def catat_kunjungan_klinik(
 def register(server: AsramaServer) -> None:
     """Add the health tools: the summary (anyone), the clinic's read, then the clinic's write."""
     add_tools(server, {kesehatan_anak: "Kesehatan anak", rekap_kesehatan: "Rekap kesehatan"}, READ_ONLY)
-    add_tools(server, {catat_kunjungan_klinik: "Catat kunjungan klinik"}, CREATES, link(KONFIRMASI))
+    add_tools(server, {catat_kunjungan_klinik: "Catat kunjungan klinik"}, CREATES, link(KONFIRMASI), needs="clinic")

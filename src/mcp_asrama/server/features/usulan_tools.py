@@ -171,6 +171,6 @@ async def putuskan_usulan(
 
 def register(server: AsramaServer) -> None:
     """Add the usulan tools: the read (for the model), then the view's decision (app-only)."""
-    add_tools(server, {cek_usulan: "Cek usulan"}, READ_ONLY)
+    add_tools(server, {cek_usulan: "Cek usulan"}, READ_ONLY, needs="writes")
     app_only = {**link(KONFIRMASI), "ui": {**link(KONFIRMASI)["ui"], "visibility": ["app"]}}
     add_tools(server, {putuskan_usulan: "Putuskan usulan"}, DECIDES, meta=app_only)

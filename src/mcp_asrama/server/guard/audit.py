@@ -26,13 +26,14 @@ An answer that carried health details of clinic visits (declared with `disclose_
 A failed request (an error, a tool error, a cancellation) discloses no one. The file holds search terms (possibly
 a child's name): keep it like the data (created 0600).
 
-A call of a write tool (`WRITE_TOOLS`) also gets `write`: `confirmation` — `asked` (the question went to the
-person), `proposed` (an usulan waits for the person's decision on the view or the page), `accepted`, `declined`,
-`cancelled`, `expired` (an usulan decided too late), `changed` (the data changed before the write: nothing
-written), `replayed` (a confirmation or an usulan used again: refused), `unchanged` (nothing to write, nobody
-asked), `failed` (accepted, but the service did not write) or `refused` (not allowed, invalid, wrong key, or no way
-to ask) — `channel` (`formulir`, `tampilan`, `halaman`) where known, and `changes`: each student changed, as `id`,
-`old` and `new` status (and the `izin` handle), ids and statuses only. `who_changed` reads them back.
+A call of a write tool (one not annotated read-only: `writes`, from the server) also gets `write`: `confirmation` —
+`asked` (the question went to the person), `proposed` (an usulan waits for the person's decision on the view or the
+page), `accepted`, `declined`, `cancelled`, `expired` (an usulan decided too late), `changed` (the data changed
+before the write: nothing written), `replayed` (a confirmation or an usulan used again: refused), `unchanged`
+(nothing to write, nobody asked), `failed` (accepted, but the service did not write) or `refused` (not allowed,
+invalid, wrong key, or no way to ask) — `channel` (`formulir`, `tampilan`, `halaman`) where known, and `changes`:
+each student changed, as `id`, `old` and `new` status (and the `izin` handle), ids and statuses only. `who_changed`
+reads them back.
 
 The file is written by `audit_log` (append-only, fsync'd, each line sealed — SHA-256, or HMAC-SHA256 under the
 school's key, `ASRAMA_AUDIT_KEY` — and chained to the one before: see `audit_seal`) and read back by
@@ -51,7 +52,7 @@ fail open, logged to stderr too.
 
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -76,7 +77,7 @@ from mcp_asrama.server.guard.audit_fields import (
 )
 from mcp_asrama.server.guard.audit_log import AuditLog, utc_now
 from mcp_asrama.server.guard.audit_seal import AuditConfigError, load_key
-from mcp_asrama.server.methods import NO_DATA_METHODS, WRITE_TOOLS
+from mcp_asrama.server.methods import NO_DATA_METHODS
 from mcp_asrama.server.settings import ServerSettings
 
 log = logging.getLogger(__name__)
@@ -161,9 +162,9 @@ def note_write(
             written["channel"] = saluran
 
 
-def _write_fields(target: Any, outcome: str, written: dict[str, Any]) -> dict[str, Any]:
+def _write_fields(writes: bool, outcome: str, written: dict[str, Any]) -> dict[str, Any]:
     """The `write` field of a write tool's line: what its handler declared, else `refused` (it never got to ask)."""
-    if target not in WRITE_TOOLS and not written:  # a read may note a write's end too (cek_usulan: expired)
+    if not writes and not written:  # a read may note a write's end too (cek_usulan: expired)
         return {}
     confirmation = written.get("confirmation") or ("refused" if outcome != "ok" else "asked")
     channel = {"channel": written["channel"]} if "channel" in written else {}
@@ -235,8 +236,13 @@ class Unrecorded(Exception):
 class Auditor:
     """The MCP middleware: times each audited request, gathers whom it disclosed, writes its line, then answers."""
 
-    def __init__(self, log: AuditLog) -> None:
+    def __init__(self, log: AuditLog, writes: Callable[[str], bool]) -> None:
         self.log = log
+        self.writes = writes  # whether a tool of that name writes (the server knows, from its annotations)
+
+    def _writes(self, fields: Mapping[str, Any]) -> bool:
+        target = fields["target"]
+        return fields["method"] == "tools/call" and isinstance(target, str) and self.writes(target)
 
     async def _record(self, fields: dict[str, Any]) -> bool:
         try:
@@ -267,12 +273,12 @@ class Auditor:
             result = await call_next(ctx)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self._record(done("cancelled", disclosed=[], **_write_fields(fields["target"], "x", written)))
+                await self._record(done("cancelled", disclosed=[], **_write_fields(self._writes(fields), "x", written)))
             raise
         except Exception as exc:
             code = exc.error.code if isinstance(exc, MCPError) else INTERNAL_ERROR
             code = INVALID_PARAMS if isinstance(exc, ValidationError) else code
-            write = _write_fields(fields["target"], "error", written)
+            write = _write_fields(self._writes(fields), "error", written)
             await self._record(done("error", code=code, disclosed=[], **write))
             raise
         finally:
@@ -285,7 +291,7 @@ class Auditor:
         if outcome == "ok":
             params = ctx.params if isinstance(ctx.params, Mapping) else {}
             disclosed = sorted({*disclosed_ids(ctx.method, wire), *named_students(ctx.method, params), *declared})
-        write = _write_fields(fields["target"], outcome, written)
+        write = _write_fields(self._writes(fields), outcome, written)
         marked = _health_fields(health, disclosed) if outcome == "ok" else {}
         if await self._record(done(outcome, disclosed=disclosed, **write, **marked)):
             return result
@@ -327,7 +333,7 @@ class Auditor:
             raise Unrecorded(WITHHELD)
 
 
-def middleware(settings: ServerSettings) -> list[Auditor]:
+def middleware(settings: ServerSettings, writes: Callable[[str], bool]) -> list[Auditor]:
     """The MCP middleware that records each audited request (none while ASRAMA_AUDIT_LOG is unset).
 
     Raises AuditConfigError for an unusable ASRAMA_AUDIT_KEY (or one without ASRAMA_AUDIT_LOG), or a log sealed
@@ -339,4 +345,4 @@ def middleware(settings: ServerSettings) -> list[Auditor]:
         return []
     writer = AuditLog(settings.audit_log, key=None if settings.audit_key is None else load_key(settings.audit_key))
     writer.refuse_mixing()
-    return [Auditor(writer)]
+    return [Auditor(writer, writes)]

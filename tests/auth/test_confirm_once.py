@@ -59,7 +59,8 @@ def server_with_write(counter: Counter, *, max_claims: int | None = None, **sett
     port = free_port()
     # The stand-in write calls no data service: the upstream is a port nothing listens on, never a running demo's.
     upstream = f"http://127.0.0.1:{free_port()}"
-    config = ServerSettings(transport="http", mcp_port=port, api_url=upstream, api_token=TOKEN, **settings)
+    # A write tool (not annotated read-only) exists only with the writes on.
+    config = ServerSettings(transport="http", mcp_port=port, api_url=upstream, api_token=TOKEN, writes=True, **settings)
     server = build_server(config)
     server.tool(name="tulis")(counter.tulis)
     if max_claims is not None:

@@ -22,7 +22,7 @@ from mcp_asrama.server.features.common import READ_ONLY, Result, add_tools
 from mcp_asrama.server.features.write import META, Konfirmasi, Pertanyaan, Tulis, konfirmasi_of
 from mcp_asrama.server.guard import audit, writes
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
-from mcp_asrama.server.guard.usulan import Putusan, Status, Usulan, digest, matches, new_secret
+from mcp_asrama.server.guard.usulan import Putusan, Status, Usulan, baru, digest, matches
 from mcp_asrama.server.settings import Saluran
 from mcp_asrama.server.views import KONFIRMASI, link
 
@@ -59,18 +59,13 @@ def _answer(usulan: Usulan, putusan: Putusan | None, **more: Any) -> HasilUsulan
 
 
 async def _again(book: Konfirmasi, usulan: Usulan, question: Pertanyaan) -> tuple[Usulan, str]:
-    """A new usulan for the new question (same tool, arguments, channel, lifetime), and its secret."""
-    secret = new_secret()
-    fresh = Usulan(
-        id=new_secret(),
+    """A new usulan for the new question (same subject, tool, arguments, channel, lifetime), and its secret."""
+    fresh, secret = baru(
         subject=usulan.subject,
         tool=usulan.tool,
         arguments=usulan.arguments,
         pertanyaan=question.teks,
-        sidik=digest(question.teks),
         saluran=usulan.saluran,
-        kunci=digest(secret) if usulan.saluran == "tampilan" else None,
-        halaman=digest(secret) if usulan.saluran == "halaman" else None,
         sampai=usulan.sampai,
     )
     await book.store.simpan(fresh)

@@ -36,7 +36,7 @@ from mcp_asrama.server.core import state_of, tool_result
 from mcp_asrama.server.features.common import Result
 from mcp_asrama.server.guard import audit, writes
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
-from mcp_asrama.server.guard.usulan import StoreFull, Usulan, UsulanStore, digest, new_secret
+from mcp_asrama.server.guard.usulan import StoreFull, UsulanStore, baru
 from mcp_asrama.server.settings import Saluran
 
 P = TypeVar("P")
@@ -276,17 +276,12 @@ async def propose(
 ) -> CallToolResult:
     """Store an usulan for the person to decide on the view or the page; the result says to wait."""
     book = konfirmasi_of(ctx)
-    id_usulan, kunci, rahasia = new_secret(), new_secret(), new_secret()
-    usulan = Usulan(
-        id=id_usulan,
+    usulan, secret = baru(
         subject=writes.actor(ctx),
         tool=spec.tool,
         arguments=rencana.arguments,
         pertanyaan=question.teks,
-        sidik=digest(question.teks),
         saluran=saluran,
-        kunci=digest(kunci) if saluran == "tampilan" else None,
-        halaman=digest(rahasia) if saluran == "halaman" else None,
         sampai=time.time() + book.menit * 60,
     )
     try:
@@ -296,9 +291,9 @@ async def propose(
         raise ToolError(FULL) from None
     audit.note_write("proposed", saluran=saluran)
     if saluran == "halaman":
-        await book.halaman.buka(id_usulan, rahasia)
+        await book.halaman.buka(usulan.id, secret)
     waiting = WAIT.format(where=WHERE[saluran])
-    result = tool_result(spec.hasil(hasil="menunggu", pesan=waiting, id_usulan=id_usulan, pertanyaan=question.teks))
+    result = tool_result(spec.hasil(hasil="menunggu", pesan=waiting, id_usulan=usulan.id, pertanyaan=question.teks))
     if saluran == "tampilan":  # only the view gets the key: `_meta` is not for the model
-        result.meta = {META: {"id": id_usulan, "kunci": kunci}}
+        result.meta = {META: {"id": usulan.id, "kunci": secret}}
     return result

@@ -73,6 +73,27 @@ class Usulan:
         return (time.time() if now is None else now) >= self.sampai
 
 
+def baru(
+    *, subject: str, tool: str, arguments: dict[str, Any], pertanyaan: str, saluran: Saluran, sampai: float
+) -> tuple[Usulan, str]:
+    """A new usulan asking `pertanyaan` on `saluran`, and the secret that decides it (the view's key or the page's
+    secret: the usulan keeps only its digest)."""
+    secret = new_secret()
+    usulan = Usulan(
+        id=new_secret(),
+        subject=subject,
+        tool=tool,
+        arguments=arguments,
+        pertanyaan=pertanyaan,
+        sidik=digest(pertanyaan),
+        saluran=saluran,
+        kunci=digest(secret) if saluran == "tampilan" else None,
+        halaman=digest(secret) if saluran == "halaman" else None,
+        sampai=sampai,
+    )
+    return usulan, secret
+
+
 @dataclass(frozen=True)
 class Putusan:
     """How an usulan ended: `ditulis` (with the write's structured result), `ditolak`, `kedaluwarsa`, or `berubah`

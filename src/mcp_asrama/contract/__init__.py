@@ -1,0 +1,23 @@
+"""What crosses the HTTP line between the data service and its clients, written once; imports neither side.
+
+- `headers`: what the service declares about itself (features, conflicts).
+- `domains`: the list of domains (name, route, feed kind, import kinds, resource URI) every list is derived from.
+"""
+
+from mcp_asrama.contract.domains import BY_NAME, DOMAINS, FEED_KINDS, IMPORT_KINDS, Domain, FeedKind
+from mcp_asrama.contract.headers import BERUBAH, FILTER_GANDA, FITUR, FITUR_HEADER, KONFLIK_HEADER, NILAI_LAMA
+
+__all__ = [
+    "BERUBAH",
+    "BY_NAME",
+    "DOMAINS",
+    "FEED_KINDS",
+    "FILTER_GANDA",
+    "FITUR",
+    "FITUR_HEADER",
+    "IMPORT_KINDS",
+    "KONFLIK_HEADER",
+    "NILAI_LAMA",
+    "Domain",
+    "FeedKind",
+]

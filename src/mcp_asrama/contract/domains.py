@@ -1,0 +1,54 @@
+"""The school's domains, each declared once: what the data service serves, the change feed names, the importer
+accepts and the MCP server publishes are all derived from `DOMAINS`.
+
+A domain is named by its Indonesian word (the wire contract): the service's route prefix is `/<name>`, its change
+feed kind is `<name>` (when `feed`), and its records of one student are the resource `resource` (when published).
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Domain:
+    """One part of pesantren life as both sides see it.
+
+    `dated`: a dated record of one student (a violation, a deposit, a visit, an izin): listed by student, class,
+    room and period, created idempotently, through the shared kits of each side. `imports`: the kinds
+    `mcp-asrama import` accepts for it. `resource`: the URI template of one student's records (None: not published,
+    or published under another domain's URI).
+    """
+
+    name: str
+    feed: bool = True
+    dated: bool = False
+    imports: tuple[str, ...] = ()
+    resource: str | None = None
+
+    @property
+    def path(self) -> str:
+        return f"/{self.name}"
+
+
+DOMAINS: tuple[Domain, ...] = (
+    Domain("anak", imports=("anak",), resource="asrama://anak/{id_anak}"),
+    Domain("kamar", imports=("kamar",), resource="asrama://kamar"),
+    Domain("kelas", feed=False),
+    Domain("absensi", resource="asrama://absensi/{tanggal}"),
+    Domain("izin", dated=True),
+    Domain(
+        "pelanggaran",
+        dated=True,
+        imports=("jenis_pelanggaran", "pelanggaran"),
+        resource="asrama://anak/{id_anak}/pelanggaran",
+    ),
+    Domain("hafalan", dated=True, imports=("hafalan",), resource="asrama://anak/{id_anak}/hafalan"),
+    Domain("kesehatan", dated=True, imports=("kesehatan",)),
+)
+"""In the order the service mounts their routers and the importer lists their kinds."""
+
+FeedKind = Literal["absensi", "izin", "anak", "kamar", "pelanggaran", "hafalan", "kesehatan"]
+"""A change feed's `jenis`: the name of a domain with `feed` (a test keeps the two equal)."""
+FEED_KINDS: tuple[str, ...] = tuple(d.name for d in DOMAINS if d.feed)
+IMPORT_KINDS: tuple[str, ...] = tuple(kind for d in DOMAINS for kind in d.imports)
+BY_NAME = {d.name: d for d in DOMAINS}

@@ -51,8 +51,8 @@ from typing import Any
 
 
 def _bench_mcp() -> ModuleType:
-    """bench/mcp.py, for its helpers (see bench/rollcall.py: loading it drops this folder from sys.path)."""
-    spec = importlib.util.spec_from_file_location("bench_mcp", Path(__file__).with_name("mcp.py"))
+    """bench/latency.py, for its helpers (see bench/rollcall.py: loading it drops this folder from sys.path)."""
+    spec = importlib.util.spec_from_file_location("bench_mcp", Path(__file__).with_name("latency.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

@@ -57,9 +57,9 @@ from typing import Any
 
 
 def _bench_mcp() -> ModuleType:
-    """bench/mcp.py, for its helpers. `bench` is no package, and under its own name the file would shadow the SDK;
+    """bench/latency.py, for its helpers. `bench` is no package, and under its own name the file would shadow the SDK;
     loading it also drops this folder from sys.path (its first statement), so `import mcp` below is the SDK."""
-    spec = importlib.util.spec_from_file_location("bench_mcp", Path(__file__).with_name("mcp.py"))
+    spec = importlib.util.spec_from_file_location("bench_mcp", Path(__file__).with_name("latency.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

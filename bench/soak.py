@@ -58,7 +58,7 @@ def _bench(name: str) -> ModuleType:
     return module
 
 
-_bench("mcp")
+_bench("latency")
 checks = _bench("soak_checks")
 Stats = checks.Stats
 

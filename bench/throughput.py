@@ -64,7 +64,7 @@ def _bench(name: str) -> ModuleType:
     return module
 
 
-helpers = _bench("mcp")
+helpers = _bench("latency")
 
 import httpx2  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402

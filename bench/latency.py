@@ -35,9 +35,9 @@ sensitive to the rest of the machine than latency.
 Prints a markdown report on stdout, progress on stderr. Exits non-zero only on an error (a call that fails, an
 answer that differs from the service's, a process that does not start); a missed target is printed as MISSED.
 
-    .venv/bin/python bench/mcp.py            # 300 timed rounds (about a minute and a half)
-    .venv/bin/python bench/mcp.py --quick    # 60 rounds
-    .venv/bin/python bench/mcp.py --variants h11+asyncio,httptools+asyncio,httptools+uvloop,auto --iterations 100
+    .venv/bin/python bench/latency.py            # 300 timed rounds (about a minute and a half)
+    .venv/bin/python bench/latency.py --quick    # 60 rounds
+    .venv/bin/python bench/latency.py --variants h11+asyncio,httptools+asyncio,httptools+uvloop,auto --iterations 100
 """
 
 import argparse
@@ -578,7 +578,7 @@ def report(
     cpu = ""
     if args.variants:
         cpu = f"\nCPU (user + system, /proc) of each server process in the timed rounds:\n\n{cpu_table(all_routes)}\n"
-    command = " ".join([".venv/bin/python bench/mcp.py", *sys.argv[1:]])
+    command = " ".join([".venv/bin/python bench/latency.py", *sys.argv[1:]])
     text = f"""Run {datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}: `{command}`. \
 {os.cpu_count()} CPUs (`nproc`), load average (1/5/15 min) {load_before} before and {load()} after; \
 {platform.python_implementation()} {platform.python_version()} on {platform.system()} {platform.machine()}; \

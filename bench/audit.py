@@ -2,7 +2,7 @@
 
 A script, not a test (pytest never collects it). In one run, on this machine:
 
-1. a temporary SQLite database is filled with the demo school (as bench/mcp.py does: 1,000 students, 30 days)
+1. a temporary SQLite database is filled with the demo school (as bench/latency.py does: 1,000 students, 30 days)
    and the real data service is started on it as a process of its own (`mcp-asrama service`, 127.0.0.1, a free
    port, bearer token);
 2. MCP servers reach it: in this process (`build_server`, the SDK's in-memory `Client`), and as `mcp-asrama
@@ -30,54 +30,31 @@ then `PYTHONPATH=/tmp/audit-old/src .venv/bin/python bench/audit.py` (the subpro
 """
 
 import argparse
-import asyncio
 import contextlib
-import importlib.util
 import json
-import os
-import platform
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from anyio.to_thread import run_sync as to_thread
+from mcp import Client
+from mcp_types import CallToolResult
 
-def _bench_mcp() -> ModuleType:
-    """bench/latency.py, for its helpers (see bench/rollcall.py: loading it drops this folder from sys.path)."""
-    spec = importlib.util.spec_from_file_location("bench_mcp", Path(__file__).with_name("latency.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+import common
+import mcp_asrama
+from mcp_asrama.logs import configure_logging
+from mcp_asrama.server.app import build_server
+from mcp_asrama.server.guard import audit, audit_check, audit_log
+from mcp_asrama.server.settings import ServerSettings
 
-
-helpers = _bench_mcp()
-
-from anyio.to_thread import run_sync as to_thread  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult  # noqa: E402
-
-import mcp_asrama  # noqa: E402
-from mcp_asrama.logs import configure_logging  # noqa: E402
-from mcp_asrama.server.app import build_server  # noqa: E402
-from mcp_asrama.server.guard import audit, audit_check, audit_log  # noqa: E402
-from mcp_asrama.server.settings import ServerSettings  # noqa: E402
-
-TOKEN = helpers.TOKEN
 ARGUMENTS = {"kelas": "7A", "limit": 20}
 TARGET = 1.03  # audited p50 / unaudited p50, at most
 PROTOCOL = "2026-07-28"
-log, percentile = helpers.log, helpers.percentile
 
 
 @dataclass
@@ -92,13 +69,9 @@ class Server:
     samples: list[float] = field(default_factory=list)
 
 
-def request() -> CallToolRequest:
-    return CallToolRequest(params=CallToolRequestParams(name="cari_anak", arguments=ARGUMENTS))
-
-
 def caller(client: Client) -> Callable[[], Awaitable[CallToolResult]]:
     async def call() -> CallToolResult:
-        return await client.session.send_request(request(), CallToolResult)
+        return await common.round_trip(client, common.tool_call("cari_anak", ARGUMENTS))
 
     return call
 
@@ -135,20 +108,19 @@ async def servers(folder: Path, ram: Path | None, service_url: str) -> AsyncIter
     async with contextlib.AsyncExitStack() as stack:
         found: list[Server] = []
         for name, path in in_memory:
-            server = build_server(ServerSettings(api_url=service_url, api_token=TOKEN, audit_log=path))
+            server = build_server(ServerSettings(api_url=service_url, api_token=common.TOKEN, audit_log=path))
             if name == INLINE:
                 write_inline(server)
             client = await stack.enter_async_context(Client(server, mode=PROTOCOL, cache=None))
             judged = path is None or path.parent == folder
             found.append(Server(name, "in memory", caller(client), path, judged=judged))
-        base = [helpers.EXECUTABLE, "--log-level", "WARNING", "serve"]
+        serve = [common.EXECUTABLE, "--log-level", "WARNING", "serve"]
         for audited in (False, True):
             path = folder / "audit-stdio.jsonl" if audited else None
             extra = {"ASRAMA_AUDIT_LOG": str(path)} if path else {}
-            env = helpers.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=TOKEN, **extra)
-            errlog = stack.enter_context((folder / f"stdio-{'on' if audited else 'off'}.log").open("w"))
-            params = StdioServerParameters(command=base[0], args=base[1:], env=env)
-            client = await stack.enter_async_context(Client(stdio_client(params, errlog), mode=PROTOCOL, cache=None))
+            env = common.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=common.TOKEN, **extra)
+            errlog = folder / f"stdio-{'on' if audited else 'off'}.log"
+            client, _ = await common.stdio_session(stack, serve, env, errlog, PROTOCOL)
             found.append(Server(f"stdio, audit {'on' if audited else 'off'}", "stdio", caller(client), path))
         yield found
 
@@ -162,10 +134,9 @@ async def measure(found: list[Server], rounds: int, warmup: int) -> list[str]:
         expected = expected or answer
         if answer != expected:
             raise RuntimeError(f"{server.name}: another answer than {found[0].name}'s")
-    log(f"timing {rounds} rounds x {len(found)} servers")
+    common.log(f"timing {rounds} rounds x {len(found)} servers")
     for n in range(rounds):
-        shift = n % len(found)
-        for server in found[shift:] + found[:shift]:
+        for server in common.rotated(found, n):
             started = time.perf_counter()
             result = await server.call()
             server.samples.append((time.perf_counter() - started) * 1000)
@@ -226,27 +197,24 @@ def table(found: list[Server]) -> tuple[str, bool]:
     rows = ["| server | p50 ms | p90 ms | audited / unaudited p50 | difference (ms) |", "|---|---:|---:|---:|---:|"]
     met = True
     for server in found:
-        p50, p90 = percentile(server.samples, 50), percentile(server.samples, 90)
+        p50, p90 = common.percentile(server.samples, 50), common.percentile(server.samples, 90)
         ratio = delta = ""
         if server.audit_file is not None:
             [base] = [s for s in found if s.pair == server.pair and s.audit_file is None]
-            base50 = percentile(base.samples, 50)
+            base50 = common.percentile(base.samples, 50)
             met = met and (p50 / base50 <= TARGET or not server.judged)
             ratio, delta = f"{p50 / base50:.3f}", f"{p50 - base50:+.3f}"
-        rows.append(f"| {server.name} | {p50:.3f} | {p90:.3f} | {ratio} | {delta} |")
+        rows.append(common.md_row([server.name, f"{p50:.3f}", f"{p90:.3f}", ratio, delta]))
     return "\n".join(rows), met
 
 
 def report(found: list[Server], measured: list[tuple[str, float]], args: argparse.Namespace, wall: float) -> str:
     latency, met = table(found)
     part_rows = "\n".join(f"| {name} | {us:.1f} |" for name, us in measured)
-    command = " ".join([".venv/bin/python bench/audit.py", *sys.argv[1:]])
     code = Path(mcp_asrama.__file__).resolve().parent
-    return f"""Run {datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}: `{command}` (code from `{code}`). \
-{os.cpu_count()} CPUs, load average {args.load} before and {helpers.load()} after; {platform.python_implementation()} \
-{platform.python_version()}; mcp {version("mcp")}. {helpers.STUDENTS:,} demo students, SQLite; `cari_anak` \
-{json.dumps(ARGUMENTS)}, {PROTOCOL}; {args.warmup} warm-up calls per server, then {args.rounds} interleaved rounds; \
-wall time {wall:.0f} s.
+    return f"""{common.preamble(args.load)}; {common.versions("mcp")}; code from `{code}`. \
+{common.STUDENTS:,} demo students, SQLite; `cari_anak` {json.dumps(ARGUMENTS)}, {PROTOCOL}; \
+{args.warmup} warm-up calls per server, then {args.rounds} interleaved rounds; wall time {wall:.0f} s.
 
 Latency of one call as the caller sees it:
 
@@ -262,32 +230,24 @@ The parts of an audited call, each alone ({args.repeat} interleaved rounds, p50 
 
 
 async def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="150 rounds instead of 600")
+    parser = common.parser(__doc__, "150 rounds instead of 600")
     parser.add_argument("--rounds", type=int, help="timed rounds (default 600, quick 150)")
     parser.add_argument("--warmup", type=int, default=30, help="untimed calls per server first (default 30)")
     parser.add_argument("--repeat", type=int, default=500, help="times each part is timed alone (default 500)")
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (150 if args.quick else 600)
-    for name in [n for n in os.environ if n.startswith("ASRAMA_")]:  # the in-process servers read the environment
-        del os.environ[name]
+    common.drop_asrama_env()  # the in-process servers read the environment
     configure_logging("WARNING")  # as the subprocesses run (--log-level WARNING)
 
-    started, args.load = time.perf_counter(), helpers.load()
+    started, args.load = time.perf_counter(), common.load()
     folder = Path(tempfile.mkdtemp(prefix="asrama-bench-audit-"))
     shm = Path("/dev/shm")  # noqa: S108 - a folder of our own in it, removed at the end
     ram = Path(tempfile.mkdtemp(prefix="asrama-bench-audit-", dir=shm)) if shm.is_dir() else None
     try:
         db_url = f"sqlite:///{folder / 'asrama.db'}"
-        rows = helpers.fill_database(db_url)
-        log(f"database: {helpers.STUDENTS:,} students, {rows:,} attendance rows")
-        port = helpers.free_port()
-        service_log = folder / "service.log"
-        command = [helpers.EXECUTABLE, "--log-level", "WARNING", "service", "--host", "127.0.0.1"]
-        env = helpers.clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN)
-        with helpers.process([*command, "--port", str(port), "--db", db_url], env, service_log) as service:
-            await helpers.wait_listening(port, service, service_log)
-            async with servers(folder, ram, f"http://127.0.0.1:{port}") as found:
+        common.fill_database(db_url)
+        async with common.data_service(folder, db_url, "WARNING") as service:
+            async with servers(folder, ram, service.url) as found:
                 await measure(found, args.rounds, args.warmup)
                 result = await found[0].call()
             check_files(found, args.rounds, args.warmup)
@@ -301,8 +261,4 @@ async def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(asyncio.run(main()))
-    except Exception as exc:  # any error makes the numbers meaningless: say what and fail
-        log(f"error: {type(exc).__name__}: {exc}")
-        sys.exit(1)
+    common.run(main)

@@ -5,12 +5,8 @@ python bench/bare_server.py --http PORT     # stateless Streamable HTTP on 127.0
 """
 
 import sys
-from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path, and bench/mcp.py would shadow the SDK.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("bare")
 

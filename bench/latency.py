@@ -5,7 +5,8 @@ A script, not a test (pytest never collects it). In one run, on this machine:
 1. a temporary SQLite database is filled with the project's demo school (`demo.generate(date.today(),
    students=1000, days=30)`, stored with `demo.insert_school`) and the real data service is started on it as a
    process of its own (`mcp-asrama service`, bearer token required, 127.0.0.1, a free port);
-2. the same `cari_anak` queries are timed, round trip as the caller sees it, along these routes:
+2. the same `cari_anak` queries are timed, round trip as the caller sees it, along these routes
+   (bench/latency_routes.py):
    - `direct REST` (the baseline): `GET /anak` with the query string the MCP server sends for the same
      arguments, over one keep-alive `httpx2.AsyncClient`; the body is read and parsed as JSON;
    - `MCP stdio`: `tools/call` to `mcp-asrama serve` (a subprocess, as a host runs it), one server process per
@@ -41,287 +42,36 @@ answer that differs from the service's, a process that does not start); a missed
 """
 
 import argparse
-import asyncio
 import contextlib
 import json
-import os
-import platform
-import secrets
 import shutil
-import socket
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
-from importlib.metadata import PackageNotFoundError, version
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this file's folder comes first on sys.path, and this file (mcp.py) would shadow the SDK.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import httpx2
+from mcp import Client
 
-import httpx2  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult, TextContent  # noqa: E402
+import common
+from latency_routes import (
+    SIZED,
+    TIMED,
+    Query,
+    Route,
+    argument_error_route,
+    direct_route,
+    mcp_route,
+    raw_http_route,
+    sdk_client_route,
+)
 
-from mcp_asrama.service import demo  # noqa: E402
-from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker  # noqa: E402
-
-TOKEN = secrets.token_urlsafe(16)
-STUDENTS = 1000
-DAYS = 30
 LATENCY_TARGET = 2.0  # MCP p50 / direct REST p50, at most
 SIZE_TARGET = 0.5  # our text / the tutorial's text, at most
 TUTORIAL_BLOCKLIST = frozenset({"nik", "no_hp_wali", "alamat"})
 ERAS = [("2026-07-28", "2026-07-28"), ("legacy", "initialize")]
-EXECUTABLE = shutil.which("mcp-asrama", path=str(Path(sys.executable).parent)) or "mcp-asrama"
-START_TIMEOUT = 30.0
-
-
-@dataclass(frozen=True)
-class Query:
-    """One `cari_anak` call: a label, the tool's arguments, and the `/anak` query string our server sends."""
-
-    label: str
-    arguments: dict[str, Any]
-
-    @property
-    def params(self) -> dict[str, Any]:
-        """Our server sends `limit` always and `offset` only when it is not 0; so did the tutorial's (never
-        offset), so this is also the tutorial's request."""
-        return {"limit": 20, **self.arguments}
-
-
-TIMED = [
-    Query("kelas=7A, limit=20", {"kelas": "7A", "limit": 20}),
-    Query("nama=sari, limit=20", {"nama": "sari", "limit": 20}),
-]
-SIZED = [*TIMED, Query("kelas=7A, limit=100", {"kelas": "7A", "limit": 100})]  # sizes only: a bigger page too
-
-
-@dataclass
-class Route:
-    """A way to run a query, and its samples (ms) per query label.
-
-    `judged`: held to the latency target; `checked`: its answer must list the same students as the service's;
-    `baseline`: the direct route its ratio is to (None: the first route).
-    """
-
-    name: str
-    call: Callable[[Query], Awaitable[dict[str, Any]]]
-    judged: bool = True
-    checked: bool = True
-    baseline: "Route | None" = None
-    pid: int | None = None  # --variants: the process serving this route (a direct route's: the service)
-    upstream: int | None = None  # --variants: the service process its calls reach
-    samples: dict[str, list[float]] = field(default_factory=dict)
-    cpu_ms: float | None = None  # CPU of `pid` in the timed rounds
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def percentile(samples: list[float], p: int) -> float:
-    """The p-th percentile (1..99), interpolated between the two nearest samples."""
-    return statistics.quantiles(samples, n=100, method="inclusive")[p - 1]
-
-
-# --- processes -------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def clean_env(folder: Path, **extra: str) -> dict[str, str]:
-    """This environment without the developer's ASRAMA_* settings, data in `folder`, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASRAMA_")}
-    return {**env, "XDG_DATA_HOME": str(folder), **extra}
-
-
-@contextlib.contextmanager
-def process(command: list[str], env: dict[str, str], stderr: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A console-script process with its stderr in a file; terminated (killed if need be) at the end."""
-    with stderr.open("w") as errors:
-        proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors)
-    try:
-        yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
-async def wait_listening(port: int, proc: subprocess.Popen[bytes], stderr: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args} exited with {proc.returncode}:\n{stderr.read_text()[-2000:]}")
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            await writer.wait_closed()
-            return
-        except OSError:
-            await asyncio.sleep(0.1)
-    raise RuntimeError(f"nothing listens on port {port} after {START_TIMEOUT:.0f} s ({proc.args})")
-
-
-def fill_database(url: str) -> int:
-    engine = make_engine(url)
-    try:
-        init_schema(engine)
-        school = demo.generate(date.today(), students=STUDENTS, days=DAYS)
-        with make_sessionmaker(engine)() as session:
-            return demo.insert_school(session, school)
-    finally:
-        engine.dispose()
-
-
-# --- routes ----------------------------------------------------------------------------------------------
-
-
-def direct_route(http: httpx2.AsyncClient, name: str = "direct REST") -> Route:
-    async def call(query: Query) -> dict[str, Any]:
-        response = await http.get("/anak", params=query.params)
-        response.raise_for_status()
-        body: dict[str, Any] = response.json()
-        return body
-
-    return Route(name, call, judged=False, checked=False)
-
-
-def _text(result: CallToolResult) -> str:
-    first = result.content[0] if result.content else None
-    return first.text if isinstance(first, TextContent) else ""
-
-
-def _answer(name: str, query: Query, result: CallToolResult) -> dict[str, Any]:
-    if result.is_error or result.structured_content is None:
-        raise RuntimeError(f"{name}: cari_anak({query.arguments}) failed: {_text(result)}")
-    return {"structured": result.structured_content, "text": _text(result)}
-
-
-async def _ignore_progress(progress: float, total: float | None, message: str | None) -> None:
-    """The streamed route's progress callback: the reports are heard (framed, parsed) and dropped."""
-
-
-def mcp_route(name: str, client: Client, *, progress: bool = False) -> Route:
-    """`tools/call` as a round trip on the wire: the request framed and sent, the result received and parsed.
-    `progress`: the call asks for progress (a progress token), which over HTTP makes the answer an SSE stream."""
-    listener = _ignore_progress if progress else None
-
-    async def call(query: Query) -> dict[str, Any]:
-        request = CallToolRequest(params=CallToolRequestParams(name="cari_anak", arguments=query.arguments))
-        return _answer(
-            name, query, await client.session.send_request(request, CallToolResult, progress_callback=listener)
-        )
-
-    return Route(name, call, judged=not progress)
-
-
-MODERN_META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-MODERN_HEADERS = {
-    "Accept": "application/json, text/event-stream",
-    "MCP-Protocol-Version": "2026-07-28",
-    "Mcp-Method": "tools/call",
-    "Mcp-Name": "cari_anak",
-}
-
-
-def raw_http_route(name: str, http: httpx2.AsyncClient) -> Route:
-    """`tools/call` (2026-07-28) POSTed by the same keep-alive httpx2 client as the direct route, its JSON answer
-    parsed: the server's part of an MCP call over HTTP, without the SDK client's."""
-
-    async def call(query: Query) -> dict[str, Any]:
-        params = {"name": "cari_anak", "arguments": query.arguments, "_meta": MODERN_META}
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-        response = await http.post("/mcp", json=body, headers=MODERN_HEADERS)
-        response.raise_for_status()
-        result = response.json()["result"]
-        if result["isError"]:
-            raise RuntimeError(f"{name}: cari_anak({query.arguments}) failed: {result['content'][0]['text']}")
-        return {"structured": result["structuredContent"], "text": result["content"][0]["text"]}
-
-    return Route(name, call, judged=False)
-
-
-def sdk_client_route(name: str, client: Client) -> Route:
-    """The SDK's `Client.call_tool`: the round trip, then the client's jsonschema check of the result."""
-
-    async def call(query: Query) -> dict[str, Any]:
-        return _answer(name, query, await client.call_tool("cari_anak", query.arguments))
-
-    return Route(name, call, judged=False)
-
-
-def argument_error_route(name: str, client: Client) -> Route:
-    """`limit=1000`: refused by the server's argument validation, so the service is never called."""
-
-    async def call(query: Query) -> dict[str, Any]:
-        arguments = {**query.arguments, "limit": 1000}
-        request = CallToolRequest(params=CallToolRequestParams(name="cari_anak", arguments=arguments))
-        result = await client.session.send_request(request, CallToolResult)
-        if not result.is_error or "limit" not in _text(result):
-            raise RuntimeError(f"{name}: limit=1000 was not refused as an argument error: {_text(result)}")
-        return {}
-
-    return Route(name, call, judged=False, checked=False)
-
-
-def server_env(folder: Path, service_url: str, **extra: str) -> dict[str, str]:
-    # One subject sends every request: lift the HTTP rate limit so the benchmark measures speed, not throttling.
-    return clean_env(
-        folder,
-        ASRAMA_API_URL=service_url,
-        ASRAMA_API_TOKEN=TOKEN,
-        ASRAMA_RATE_LIMIT="1000000/min",
-        ASRAMA_RATE_BURST="1000000",
-        **extra,
-    )
-
-
-async def http_server(
-    stack: contextlib.AsyncExitStack, base: list[str], env: dict[str, str], errlog: Path
-) -> tuple[int, int]:
-    """`serve --transport http` as a process on a free port, listening; its port and pid."""
-    port = free_port()
-    proc = stack.enter_context(process([*base, "serve", "--transport", "http", "--port", str(port)], env, errlog))
-    await wait_listening(port, proc, errlog)
-    return port, proc.pid
-
-
-def children() -> set[int]:
-    """The pids of this process's children (Linux)."""
-    found: set[int] = set()
-    for task in Path("/proc/self/task").iterdir():
-        found.update(int(pid) for pid in (task / "children").read_text().split())
-    return found
-
-
-def cpu_ms(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-
-
-def direct_client(service_url: str) -> httpx2.AsyncClient:
-    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
-    return httpx2.AsyncClient(base_url=service_url, headers=headers)
 
 
 @contextlib.asynccontextmanager
@@ -329,22 +79,17 @@ async def routes(
     folder: Path, service_url: str, args: argparse.Namespace
 ) -> AsyncIterator[tuple[httpx2.AsyncClient, list[Route]]]:
     """The direct client and the MCP clients (two stdio server processes, one HTTP server), ready."""
-    env = server_env(folder, service_url)
-    base = [EXECUTABLE, "--log-level", args.log_level]
+    env = common.server_env(folder, service_url)
+    serve = [common.EXECUTABLE, "--log-level", args.log_level, "serve"]
     async with contextlib.AsyncExitStack() as stack:
-        http = await stack.enter_async_context(direct_client(service_url))
-        mcp_port, _ = await http_server(stack, base, env, folder / "mcp-http.log")
-        raw = await stack.enter_async_context(httpx2.AsyncClient(base_url=f"http://127.0.0.1:{mcp_port}"))
-
+        http = await stack.enter_async_context(common.direct_client(service_url))
+        mcp = await stack.enter_async_context(common.mcp_http_server(folder, env, args.log_level))
+        raw = await stack.enter_async_context(httpx2.AsyncClient(base_url=mcp.url))
         stdio: dict[str, Client] = {}
         over_http: dict[str, Client] = {}
         for era, _ in ERAS:
-            errlog = stack.enter_context((folder / f"mcp-stdio-{era}.log").open("w"))
-            server = StdioServerParameters(command=base[0], args=[*base[1:], "serve"], env=env)
-            stdio[era] = await stack.enter_async_context(Client(stdio_client(server, errlog), mode=era, cache=None))
-            over_http[era] = await stack.enter_async_context(
-                Client(f"http://127.0.0.1:{mcp_port}/mcp", mode=era, cache=None)
-            )
+            stdio[era], _ = await common.stdio_session(stack, serve, env, folder / f"mcp-stdio-{era}.log", era)
+            over_http[era] = await stack.enter_async_context(Client(f"{mcp.url}/mcp", mode=era, cache=None))
         modern, label = ERAS[0]
         yield (
             http,
@@ -370,37 +115,31 @@ async def variant_routes(
 ) -> AsyncIterator[tuple[httpx2.AsyncClient, list[Route]]]:
     """Per variant (`http+loop`, or `auto`): a service process and our MCP server on it; its direct, stdio and HTTP
     routes."""
-    base = [EXECUTABLE, "--log-level", args.log_level]
+    serve = [common.EXECUTABLE, "--log-level", args.log_level, "serve"]
     modern = ERAS[0][0]
     found: list[Route] = []
     async with contextlib.AsyncExitStack() as stack:
         for variant in variants:
             parser, _, loop = variant.partition("+")  # "auto": the defaults (neither variable set)
             choice = {} if variant == "auto" else {"ASRAMA_HTTP": parser, "ASRAMA_LOOP": loop}
-            port = free_port()
-            service_log = folder / f"service-{variant}.log"
-            command = [*base, "service", "--host", "127.0.0.1", "--port", str(port), "--db", db_url]
-            env = clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN, **choice)
-            service = stack.enter_context(process(command, env, service_log))
-            await wait_listening(port, service, service_log)
-            service_url = f"http://127.0.0.1:{port}"
-            env = server_env(folder, service_url, **choice)
-            http = await stack.enter_async_context(direct_client(service_url))
-            mcp_port, mcp_pid = await http_server(stack, base, env, folder / f"mcp-http-{variant}.log")
-            errlog = stack.enter_context((folder / f"mcp-stdio-{variant}.log").open("w"))
-            params = StdioServerParameters(command=base[0], args=[*base[1:], "serve"], env=env)
-            before = children()
-            stdio = await stack.enter_async_context(Client(stdio_client(params, errlog), mode=modern, cache=None))
-            [stdio_pid] = children() - before
-            over_http = await stack.enter_async_context(
-                Client(f"http://127.0.0.1:{mcp_port}/mcp", mode=modern, cache=None)
+            service = await stack.enter_async_context(
+                common.data_service(folder, db_url, args.log_level, name=f"service-{variant}", **choice)
             )
+            env = common.server_env(folder, service.url, **choice)
+            http = await stack.enter_async_context(common.direct_client(service.url))
+            mcp = await stack.enter_async_context(
+                common.mcp_http_server(folder, env, args.log_level, f"mcp-http-{variant}")
+            )
+            stdio, stdio_pid = await common.stdio_session(
+                stack, serve, env, folder / f"mcp-stdio-{variant}.log", modern
+            )
+            over_http = await stack.enter_async_context(Client(f"{mcp.url}/mcp", mode=modern, cache=None))
             direct = direct_route(http, f"{variant}: direct REST")
             direct.pid = service.pid
             found.append(direct)
             for name, client, pid in (
                 (f"{variant}: MCP stdio", stdio, stdio_pid),
-                (f"{variant}: MCP HTTP", over_http, mcp_pid),
+                (f"{variant}: MCP HTTP", over_http, mcp.pid),
             ):
                 route = mcp_route(name, client)
                 route.baseline, route.pid, route.upstream = direct, pid, service.pid
@@ -426,11 +165,10 @@ async def measure(all_routes: list[Route], args: argparse.Namespace) -> None:
             if route.checked and not same_students(expected, answer):
                 raise RuntimeError(f"{route.name}: {query.label} differs from the service's answer")
             route.samples[query.label] = []
-    log(f"timing {args.iterations} rounds x {len(TIMED)} queries x {len(all_routes)} routes")
-    cpu_before = {route.pid: cpu_ms(route.pid) for route in all_routes if route.pid is not None}
+    common.log(f"timing {args.iterations} rounds x {len(TIMED)} queries x {len(all_routes)} routes")
+    cpu_before = {route.pid: common.cpu_ms(route.pid) for route in all_routes if route.pid is not None}
     for i in range(args.iterations):
-        shift = i % len(all_routes)
-        order = all_routes[shift:] + all_routes[:shift]
+        order = common.rotated(all_routes, i)
         for query in TIMED if i % 2 == 0 else reversed(TIMED):
             for route in order:
                 started = time.perf_counter()
@@ -438,7 +176,7 @@ async def measure(all_routes: list[Route], args: argparse.Namespace) -> None:
                 route.samples[query.label].append((time.perf_counter() - started) * 1000)
     for route in all_routes:
         if route.pid is not None:
-            route.cpu_ms = cpu_ms(route.pid) - cpu_before[route.pid]
+            route.cpu_ms = common.cpu_ms(route.pid) - cpu_before[route.pid]
 
 
 def cpu_table(all_routes: list[Route]) -> str:
@@ -504,10 +242,6 @@ async def sizes(http: httpx2.AsyncClient, mcp: Route) -> list[Size]:
 # --- report ----------------------------------------------------------------------------------------------
 
 
-def verdict(met: bool) -> str:
-    return "met" if met else "**MISSED**"
-
-
 def latency_table(all_routes: list[Route]) -> tuple[str, bool]:
     first = all_routes[0]
     varied = any(route.baseline not in (None, first) for route in all_routes)
@@ -521,8 +255,8 @@ def latency_table(all_routes: list[Route]) -> tuple[str, bool]:
         direct = route.baseline or first
         for query in TIMED:
             samples = route.samples[query.label]
-            p50 = percentile(samples, 50)
-            base = percentile(direct.samples[query.label], 50)
+            p50 = common.percentile(samples, 50)
+            base = common.percentile(direct.samples[query.label], 50)
             ratio = f"{p50 / base:.2f}×"
             if route is direct or (varied and route.baseline is None):
                 target = "baseline"
@@ -531,11 +265,11 @@ def latency_table(all_routes: list[Route]) -> tuple[str, bool]:
             else:
                 met = p50 <= LATENCY_TARGET * base
                 all_met &= met
-                ratio, target = f"**{ratio}**", verdict(met)
-            row = [route.name, query.label, f"{p50:.2f}", f"{percentile(samples, 99):.2f}", f"{p50 - base:+.2f}"]
+                ratio, target = f"**{ratio}**", common.verdict(met)
+            row = [route.name, query.label, f"{p50:.2f}", f"{common.percentile(samples, 99):.2f}", f"{p50 - base:+.2f}"]
             row += [ratio, target, str(len(samples))]
             if varied:
-                row.append(f"{p50 / percentile(first.samples[query.label], 50):.2f}×")
+                row.append(f"{p50 / common.percentile(first.samples[query.label], 50):.2f}×")
             lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines), all_met
 
@@ -551,23 +285,9 @@ def size_table(found: list[Size]) -> tuple[str, bool]:
         met = s.ours <= SIZE_TARGET * s.tutorial
         all_met &= met
         row = [s.query.label, str(s.students), f"{s.ours:,}", f"{s.tutorial:,}", f"**{s.ours / s.tutorial:.0%}**"]
-        row += [verdict(met), f"{s.tutorial_our_fields:,}", f"{s.ours / s.tutorial_our_fields:.0%}"]
+        row += [common.verdict(met), f"{s.tutorial_our_fields:,}", f"{s.ours / s.tutorial_our_fields:.0%}"]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines), all_met
-
-
-def stack_versions() -> str:
-    found = []
-    for name in ("httptools", "uvloop"):
-        try:
-            found.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            found.append(f"no {name}")
-    return ", ".join(found)
-
-
-def load() -> str:
-    return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def report(
@@ -578,13 +298,9 @@ def report(
     cpu = ""
     if args.variants:
         cpu = f"\nCPU (user + system, /proc) of each server process in the timed rounds:\n\n{cpu_table(all_routes)}\n"
-    command = " ".join([".venv/bin/python bench/latency.py", *sys.argv[1:]])
-    text = f"""Run {datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}: `{command}`. \
-{os.cpu_count()} CPUs (`nproc`), load average (1/5/15 min) {load_before} before and {load()} after; \
-{platform.python_implementation()} {platform.python_version()} on {platform.system()} {platform.machine()}; \
-mcp {version("mcp")}, httpx2 {version("httpx2")}, uvicorn {version("uvicorn")}, {stack_versions()}. \
-{STUDENTS:,} demo students, {DAYS} days of attendance, SQLite; log level {args.log_level} in every server \
-process; {args.warmup} warm-up calls per query and route, then {args.iterations} interleaved rounds; \
+    text = f"""{common.preamble(load_before)}; {common.versions("mcp", "httpx2", "uvicorn", "httptools", "uvloop")}. \
+{common.STUDENTS:,} demo students, {common.DAYS} days of attendance, SQLite; log level {args.log_level} in every \
+server process; {args.warmup} warm-up calls per query and route, then {args.iterations} interleaved rounds; \
 wall time {wall:.0f} s.
 
 Latency of one call as the caller sees it (ms):
@@ -604,17 +320,10 @@ Text target (ours ≤ {SIZE_TARGET:.0%} of the tutorial's bytes): {"MET" if size
 
 
 async def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer rounds (60 instead of 300)")
+    parser = common.parser(__doc__, "fewer rounds (60 instead of 300)")
     parser.add_argument("--iterations", type=int, help="timed rounds (default 300, quick 60)")
     parser.add_argument("--warmup", type=int, help="untimed calls per query and route first (default 30, quick 10)")
-    parser.add_argument(
-        "--log-level",
-        default="INFO",
-        type=str.upper,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="of the service and MCP server processes (default INFO, as they run by default)",
-    )
+    common.add_log_level(parser, "INFO", "the service and MCP server processes")
     parser.add_argument(
         "--variants",
         metavar="HTTP+LOOP,...",
@@ -625,38 +334,29 @@ async def main(argv: list[str] | None = None) -> int:
     args.iterations = args.iterations or (60 if args.quick else 300)
     args.warmup = args.warmup or (10 if args.quick else 30)
 
-    started = time.perf_counter()
-    load_before = load()
-    folder = Path(tempfile.mkdtemp(prefix="asrama-bench-mcp-"))
+    started, load_before = time.perf_counter(), common.load()
+    folder = Path(tempfile.mkdtemp(prefix="asrama-bench-latency-"))
     try:
         db_url = f"sqlite:///{folder / 'asrama.db'}"
-        rows = fill_database(db_url)
-        log(f"database: {STUDENTS:,} students, {rows:,} attendance rows in {time.perf_counter() - started:.1f} s")
+        common.fill_database(db_url)
         if args.variants:
             async with variant_routes(folder, db_url, args.variants.split(","), args) as (http, all_routes):
                 await measure(all_routes, args)
                 found = await sizes(http, all_routes[1])
         else:
-            port = free_port()
-            service_log = folder / "service.log"
-            command = [EXECUTABLE, "--log-level", args.log_level, "service", "--host", "127.0.0.1"]
-            env = clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN)
-            with process([*command, "--port", str(port), "--db", db_url], env, service_log) as service:
-                await wait_listening(port, service, service_log)
-                async with routes(folder, f"http://127.0.0.1:{port}", args) as (http, all_routes):
-                    await measure(all_routes, args)
-                    found = await sizes(http, all_routes[1])
+            async with (
+                common.data_service(folder, db_url, args.log_level) as service,
+                routes(folder, service.url, args) as (http, all_routes),
+            ):
+                await measure(all_routes, args)
+                found = await sizes(http, all_routes[1])
         text, met = report(all_routes, found, args, time.perf_counter() - started, load_before)
         print(text)
-        log("all targets met" if met else "MISSED: at least one target (see the report)")
+        common.log("all targets met" if met else "MISSED: at least one target (see the report)")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(asyncio.run(main()))
-    except Exception as exc:  # any error makes the numbers meaningless: say what and fail
-        log(f"error: {type(exc).__name__}: {exc}")
-        sys.exit(1)
+    common.run(main)

@@ -25,25 +25,21 @@ import contextlib
 import itertools
 import os
 import platform
-import secrets
 import sqlite3
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
 import httpx2
 
-from service import DAYS, NAME_TERMS, SHORT_TERM, TODAY, Result, _fill, _free_port, log
+import common
+from service import DAYS, NAME_TERMS, SHORT_TERM, TODAY, Result
 
-REPO = Path(__file__).resolve().parent.parent
-TOKEN = secrets.token_urlsafe(16)
-CONCURRENCY = 16
+CONCURRENCY = 16  # what common.service_from's client has room for
 MIB = 1024 * 1024
 STATUS_FIELDS = ("VmRSS", "VmHWM", "RssAnon", "RssFile")
 
@@ -54,7 +50,6 @@ class Variant:
 
     label: str
     src: Path
-    port: int = 0
     pid: int = 0
     memory: list[dict[str, int]] = field(default_factory=list)  # /proc status fields (bytes) after each burst
     idle: dict[str, int] = field(default_factory=dict)
@@ -85,55 +80,6 @@ def mixed_requests() -> Iterator[tuple[str, dict[str, str]]]:
     return itertools.cycle(mix)
 
 
-@contextlib.contextmanager
-def baseline_src(rev: str) -> Iterator[Path]:
-    """The `src` folder of revision `rev`, extracted into a temporary folder."""
-    with tempfile.TemporaryDirectory(prefix="asrama-baseline-") as folder:
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", "--format=tar", rev, "src"],  # noqa: S607 - git from PATH
-            check=True,
-            capture_output=True,
-        ).stdout
-        tar_path = Path(folder) / "src.tar"
-        tar_path.write_bytes(archive)
-        with tarfile.open(tar_path) as tar:
-            tar.extractall(folder, filter="data")
-        yield Path(folder) / "src"
-
-
-@contextlib.asynccontextmanager
-async def running(variant: Variant, db_url: str) -> AsyncIterator[httpx2.AsyncClient]:
-    """`mcp-asrama service` of `variant` on a free port, and a client for it with room for the burst."""
-    variant.port = _free_port()
-    env = {**os.environ, "ASRAMA_SERVICE_TOKEN": TOKEN, "PYTHONPATH": str(variant.src)}
-    command = [sys.executable, "-m", "mcp_asrama", "--log-level", "WARNING", "service"]
-    server = subprocess.Popen(
-        [*command, "--host", "127.0.0.1", "--port", str(variant.port), "--db", db_url],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    variant.pid = server.pid
-    limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    try:
-        base = f"http://127.0.0.1:{variant.port}"
-        async with httpx2.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=120) as client:
-            for _ in range(600):
-                with contextlib.suppress(httpx2.TransportError):
-                    if (await client.get("/healthz")).status_code == 200:
-                        break
-                if server.poll() is not None:
-                    raise RuntimeError(f"{variant.label}: the service exited with {server.returncode}")
-                await asyncio.sleep(0.05)
-            else:
-                raise RuntimeError(f"{variant.label}: the service did not answer /healthz within 30 s")
-            yield client
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-
-
 async def burst(client: httpx2.AsyncClient, count: int) -> float:
     """`count` requests of the mix from 16 concurrent clients; returns the wall time in seconds."""
     requests = mixed_requests()
@@ -151,7 +97,11 @@ async def burst(client: httpx2.AsyncClient, count: int) -> float:
 
 async def measure(variants: list[Variant], db_url: str, args: argparse.Namespace) -> None:
     async with contextlib.AsyncExitStack() as stack:
-        clients = [await stack.enter_async_context(running(v, db_url)) for v in variants]
+        clients: list[httpx2.AsyncClient] = []
+        for v in variants:
+            served = await stack.enter_async_context(common.service_from(db_url, v.src, timeout=120, label=v.label))
+            clients.append(served.client)
+            v.pid = served.pid
         for v in variants:
             v.idle = status(v.pid)
         for round_ in range(args.rounds):
@@ -159,7 +109,9 @@ async def measure(variants: list[Variant], db_url: str, args: argparse.Namespace
             for v, client in order if round_ % 2 == 0 else reversed(order):
                 seconds = await burst(client, args.requests)
                 v.memory.append(status(v.pid))
-                log(f"  burst {round_ + 1} {v.label}: {seconds:.1f} s, VmRSS {v.memory[-1]['VmRSS'] / MIB:.0f} MiB")
+                common.log(
+                    f"  burst {round_ + 1} {v.label}: {seconds:.1f} s, VmRSS {v.memory[-1]['VmRSS'] / MIB:.0f} MiB"
+                )
         for i in range(args.iterations):
             term = NAME_TERMS[i % len(NAME_TERMS)]
             pairs = list(zip(variants, clients, strict=True))
@@ -181,12 +133,12 @@ def table(variants: list[Variant]) -> str:
         row += [f"{last[f] / MIB:.0f}" for f in ("VmHWM", "RssAnon", "RssFile")]
         p50 = v.search.percentile(50)
         row += [f"{p50:.2f}", f"{v.search.percentile(99):.2f}", f"{p50 / base.search.percentile(50):.2f}×"]
-        lines.append("| " + " | ".join([*row, str(len(v.search.samples))]) + " |")
+        lines.append(common.md_row([*row, str(len(v.search.samples))]))
     return "\n".join(lines)
 
 
 async def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.parser(__doc__)
     parser.add_argument("--db", type=Path, help="an existing database of bench/service.py (default: build one)")
     parser.add_argument("--students", type=int, default=100_000, help="when building (default 100,000)")
     parser.add_argument("--baseline", default="5d1497d", help="revision to compare with (default 5d1497d)")
@@ -200,13 +152,13 @@ async def main(argv: list[str] | None = None) -> int:
         if args.db is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="asrama-memory-")))
             args.db = folder / "asrama.db"
-            log(f"building {args.students:,} students")
-            _fill(f"sqlite:///{args.db}", args.students)
-        variants = [Variant(f"baseline {args.baseline}", stack.enter_context(baseline_src(args.baseline)))]
+            common.log(f"building {args.students:,} students")
+            common.fill_database(f"sqlite:///{args.db}", args.students, DAYS, TODAY)
+        variants = [Variant(f"baseline {args.baseline}", stack.enter_context(common.baseline_src(args.baseline)))]
         for spec in args.variant:
             label, _, src = spec.partition("=")
             variants.append(Variant(label, Path(src)))
-        variants.append(Variant("this tree", REPO / "src"))
+        variants.append(Variant("this tree", common.REPO / "src"))
         await measure(variants, f"sqlite:///{args.db}", args)
     print(table(variants))
     print()

@@ -3,7 +3,7 @@ straight to the service.
 
 A script, not a test (pytest never collects it). In one run, on this machine:
 
-1. a temporary SQLite database is filled with the project's demo school (bench/mcp.py's `fill_database`: 1,000
+1. a temporary SQLite database is filled with the project's demo school (bench/common.py's `fill_database`: 1,000
    students, 30 days of attendance up to today) and the real data service is started on it as a process of its
    own (`mcp-asrama service`, bearer token required, 127.0.0.1, a free port); the MCP server runs as
    `mcp-asrama serve --transport http` (stateless Streamable HTTP, 127.0.0.1, a free port) with
@@ -36,53 +36,24 @@ writes something else than planned, a process that does not start); a missed tar
 """
 
 import argparse
-import asyncio
 import contextlib
-import importlib.util
-import os
-import platform
 import secrets
-import shlex
-import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
-from importlib.metadata import version
+from datetime import date
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import httpx2
+from mcp import Client
+from mcp.client.session import ClientRequestContext
+from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, InputRequiredResult
 
-def _bench_mcp() -> ModuleType:
-    """bench/latency.py, for its helpers. `bench` is no package, and under its own name the file would shadow the SDK;
-    loading it also drops this folder from sys.path (its first statement), so `import mcp` below is the SDK."""
-    spec = importlib.util.spec_from_file_location("bench_mcp", Path(__file__).with_name("latency.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+import common
 
-
-helpers = _bench_mcp()
-
-import httpx2  # noqa: E402
-from mcp import Client  # noqa: E402
-from mcp.client.session import ClientRequestContext  # noqa: E402
-from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, InputRequiredResult  # noqa: E402
-
-log, percentile, free_port, process, wait_listening = (
-    helpers.log,
-    helpers.percentile,
-    helpers.free_port,
-    helpers.process,
-    helpers.wait_listening,
-)
-
-TOKEN = secrets.token_urlsafe(16)
 ROLL = 30  # students in the judged roll call
 TARGET = 2.5  # MCP p50 / direct p50, at most
 PROTOCOL = "2026-07-28"
@@ -90,9 +61,6 @@ STATUSES = ("alpa", "hadir")  # every call of a route moves its students to the 
 CLASSES = ("7A", "7B")  # the direct route's 30 students come from the first, the MCP route's from the second
 EXCEPTION = {"status": "izin", "keterangan": "Pulang, acara keluarga"}  # "... kecuali <one student> izin"
 ACTOR = "bench"
-# The write tools on; and the rate limit out of the way, since one caller sends every request (speed, not throttling).
-MCP_SETTINGS = {"ASRAMA_WRITES": "on", "ASRAMA_RATE_LIMIT": "1000000/min", "ASRAMA_RATE_BURST": "1000000"}
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 @dataclass
@@ -238,52 +206,31 @@ def question_route(name: str, client: Client, day: date, ids: list[str]) -> Rout
 
 
 class Meter:
-    """CPU time (ms) used so far by this process (the caller) and by each server process, all threads.
-
-    The servers' is user + system time from Linux's /proc/<pid>/stat, which keeps the time of threads that have
-    ended (a thread pool's idle workers do end); it counts in clock ticks (10 ms), so one call's reading is coarse
-    but the mean over many calls is not biased. Elsewhere only the caller's is known."""
+    """CPU time (ms) used so far by this process (the caller) and by each server process (`common.cpu_ms`: one
+    call's reading is coarse, the mean over many calls is not biased)."""
 
     def __init__(self) -> None:
         self.pids: dict[str, int] = {}
-        self.tick_ms = 1000 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.0
 
     def read(self) -> dict[str, float]:
-        used = {"caller": time.process_time() * 1000}
-        for name, pid in self.pids.items():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                used[name] = (int(fields[11]) + int(fields[12])) * self.tick_ms  # utime, stime
-        return used
+        return {"caller": time.process_time() * 1000} | {name: common.cpu_ms(pid) for name, pid in self.pids.items()}
 
 
 @contextlib.asynccontextmanager
 async def servers(folder: Path, args: argparse.Namespace) -> AsyncIterator[tuple[httpx2.AsyncClient, str, Meter]]:
-    """The data service and the MCP HTTP server as processes; yields a client of the service, the MCP URL and a
-    meter of the processes' CPU time."""
-    base = [helpers.EXECUTABLE, "--log-level", args.log_level]
+    """The data service and the MCP HTTP server (its write tools on) as processes; yields a client of the service,
+    the MCP URL and a meter of the processes' CPU time."""
     db_url = f"sqlite:///{folder / 'asrama.db'}"
-    started = time.perf_counter()
-    rows = helpers.fill_database(db_url)
-    log(f"database: {helpers.STUDENTS:,} students, {rows:,} attendance rows in {time.perf_counter() - started:.1f} s")
-    service_port, mcp_port = free_port(), free_port()
-    service_url = f"http://127.0.0.1:{service_port}"
-    mcp_env = helpers.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=TOKEN, **MCP_SETTINGS)
-    service_env = helpers.clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN)
-    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
-    service_log, mcp_log = folder / "service.log", folder / "mcp-http.log"
-    service_command = [*base, "service", "--host", "127.0.0.1", "--port", str(service_port), "--db", db_url]
-    mcp_command = [*base, "serve", "--transport", "http", "--port", str(mcp_port)]
+    common.fill_database(db_url)
     meter = Meter()
-    with (
-        process(service_command, service_env, service_log) as service,
-        process(mcp_command, mcp_env, mcp_log) as mcp_http,
-    ):
-        await wait_listening(service_port, service, service_log)
-        await wait_listening(mcp_port, mcp_http, mcp_log)
-        meter.pids = {"MCP server": mcp_http.pid, "service": service.pid}
-        async with httpx2.AsyncClient(base_url=service_url, headers=headers) as http:
-            yield http, f"http://127.0.0.1:{mcp_port}/mcp", meter
+    async with common.data_service(folder, db_url, args.log_level) as service:
+        env = common.server_env(folder, service.url, ASRAMA_WRITES="on")
+        async with (
+            common.mcp_http_server(folder, env, args.log_level) as mcp,
+            common.direct_client(service.url) as http,
+        ):
+            meter.pids = {"MCP server": mcp.pid, "service": service.pid}
+            yield http, f"{mcp.url}/mcp", meter
 
 
 @contextlib.asynccontextmanager
@@ -357,13 +304,12 @@ async def measure(all_routes: list[Route], meter: Meter, args: argparse.Namespac
     for route in all_routes:
         for _ in range(args.warmup):
             await timed(route, None)
-    log(f"timing {args.iterations} rounds x {len(all_routes)} routes")
+    common.log(f"timing {args.iterations} rounds x {len(all_routes)} routes")
     for i in range(args.iterations):
-        shift = i % len(all_routes)
-        for route in all_routes[shift:] + all_routes[:shift]:
+        for route in common.rotated(all_routes, i):
             await timed(route, meter)
         if (i + 1) % 50 == 0:
-            log(f"  {i + 1} rounds")
+            common.log(f"  {i + 1} rounds")
 
 
 # --- report ----------------------------------------------------------------------------------------------
@@ -381,46 +327,35 @@ def table(all_routes: list[Route]) -> tuple[str, float, bool]:
     ]
     judged_ratio, met = 0.0, True
     for route in all_routes:
-        p50 = percentile(route.samples, 50)
-        base = percentile(by_name[route.baseline].samples, 50) if route.baseline else p50
+        p50 = common.percentile(route.samples, 50)
+        base = common.percentile(by_name[route.baseline].samples, 50) if route.baseline else p50
         ratio = f"{p50 / base:.2f}×"
         if route.baseline is None:
-            verdict = "baseline"
+            judgement = "baseline"
         elif route.judged:
             judged_ratio, met = p50 / base, p50 <= TARGET * base
-            ratio, verdict = f"**{ratio}**", helpers.verdict(met)
+            ratio, judgement = f"**{ratio}**", common.verdict(met)
         else:
-            verdict = "(shown, not judged)"
+            judgement = "(shown, not judged)"
         n = len(route.samples)
         cpu = " / ".join(f"{route.cpu[p] / n:.1f}" if p in route.cpu else "–" for p in PROCESSES)
-        row = [route.name, str(route.students), f"{p50:.2f}", f"{percentile(route.samples, 99):.2f}"]
-        row += [f"{p50 - base:+.2f}", ratio, verdict, cpu, str(n)]
-        lines.append("| " + " | ".join(row) + " |")
+        cells = [route.name, str(route.students), f"{p50:.2f}", f"{common.percentile(route.samples, 99):.2f}"]
+        cells += [f"{p50 - base:+.2f}", ratio, judgement, cpu, str(n)]
+        lines.append(common.md_row(cells))
     return "\n".join(lines), judged_ratio, met
 
 
-def setting(load_before: str) -> str:
-    """The machine and the versions the numbers were taken on."""
-    parts = [
-        f"{os.cpu_count()} CPUs (`nproc`)",
-        f"load average (1/5/15 min) {load_before} before and {helpers.load()} after",
-        " ".join([platform.python_implementation(), platform.python_version(), "on", *platform.uname()[::4]]),
-        ", ".join(f"{package} {version(package)}" for package in ("mcp", "httpx2", "uvicorn")),
-    ]
-    return "; ".join(parts)
-
-
-def report(all_routes: list[Route], cast: Cast, args: argparse.Namespace, wall: float, setup: str) -> tuple[str, bool]:
+def report(
+    all_routes: list[Route], cast: Cast, args: argparse.Namespace, wall: float, load_before: str
+) -> tuple[str, bool]:
     latency, ratio, met = table(all_routes)
     judged = next(r for r in all_routes if r.judged)
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    invocation = shlex.join([".venv/bin/python", "bench/rollcall.py", *sys.argv[1:]])
     rooms = f"rooms {cast.room_direct[0]} (direct) and {cast.room_mcp[0]} (MCP)"
     lines = [
-        f"Run {when}: `{invocation}`. {setup}. {helpers.STUDENTS:,} demo students, SQLite; log level "
-        f"{args.log_level} in both server processes; {args.warmup} warm-up calls per route, then {args.iterations} "
-        f"interleaved rounds; wall time {wall:.0f} s. Students: {ROLL} of class {CLASSES[0]} (direct) and {ROLL} of "
-        f"{CLASSES[1]} (MCP); {rooms}.",
+        f"{common.preamble(load_before)}; {common.versions('mcp', 'httpx2', 'uvicorn')}. "
+        f"{common.STUDENTS:,} demo students, SQLite; log level {args.log_level} in both server processes; "
+        f"{args.warmup} warm-up calls per route, then {args.iterations} interleaved rounds; wall time {wall:.0f} s. "
+        f"Students: {ROLL} of class {CLASSES[0]} (direct) and {ROLL} of {CLASSES[1]} (MCP); {rooms}.",
         "",
         "Latency of one roll call as the caller sees it (ms; an MCP call is both rounds; CPU is the mean per call):",
         "",
@@ -433,22 +368,19 @@ def report(all_routes: list[Route], cast: Cast, args: argparse.Namespace, wall: 
 
 
 def options(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="50 timed rounds and 6 warm-up calls per route")
+    parser = common.parser(__doc__, "50 timed rounds and 6 warm-up calls per route")
     parser.add_argument("--iterations", type=int, default=None, help="timed rounds (200; with --quick 50)")
     parser.add_argument("--warmup", type=int, default=None, help="untimed calls per route first (20; with --quick 6)")
-    parser.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, default="INFO", help="of both servers")
+    common.add_log_level(parser, "INFO", "both servers")
     args = parser.parse_args(argv)
-    defaults = {"iterations": 50, "warmup": 6} if args.quick else {"iterations": 200, "warmup": 20}
-    for name, value in defaults.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
+    args.iterations = args.iterations or (50 if args.quick else 200)
+    args.warmup = args.warmup if args.warmup is not None else (6 if args.quick else 20)
     return args
 
 
 async def main(argv: list[str] | None = None) -> int:
     args = options(argv)
-    began, load_before = time.perf_counter(), helpers.load()
+    began, load_before = time.perf_counter(), common.load()
     day = date.today()  # the demo's last day: every student has a record, so each write changes records
     with tempfile.TemporaryDirectory(prefix="asrama-bench-rollcall-", ignore_cleanup_errors=True) as tmp:
         async with (
@@ -456,16 +388,11 @@ async def main(argv: list[str] | None = None) -> int:
             routes(http, mcp_url, day) as (cast, all_routes),
         ):
             await measure(all_routes, meter, args)
-    text, met = report(all_routes, cast, args, time.perf_counter() - began, setting(load_before))
+    text, met = report(all_routes, cast, args, time.perf_counter() - began, load_before)
     print(text)
-    log("target met" if met else "MISSED: the target (see the report)")
+    common.log("target met" if met else "MISSED: the target (see the report)")
     return 0
 
 
 if __name__ == "__main__":
-    code = 1
-    try:
-        code = asyncio.run(main())
-    except Exception as exc:  # a failed call or process makes every number meaningless: say which, exit 1
-        log(f"error: {type(exc).__name__}: {exc}")
-    sys.exit(code)
+    common.run(main)

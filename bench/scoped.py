@@ -34,54 +34,29 @@ a wrong answer, a process that does not start).
 """
 
 import argparse
-import asyncio
 import contextlib
-import importlib.util
 import os
-import platform
 import shutil
-import statistics
-import sys
 import tempfile
 import time
-import traceback
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
-from importlib.metadata import version
+from datetime import date, timedelta
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import httpx2
+from mcp import Client
+from sqlalchemy import func, select
 
-def _bench(name: str) -> ModuleType:
-    """bench/NAME.py: `bench` is no package. Loading bench/mcp.py drops this folder from sys.path (under its own
-    name the file would shadow the SDK), so `import mcp` below is the SDK."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+import common
+from mcp_asrama.logs import configure_logging
+from mcp_asrama.server.app import build_server
+from mcp_asrama.server.settings import ServerSettings
+from mcp_asrama.service.db import make_engine
+from mcp_asrama.service.models.anak import Anak
 
-
-helpers = _bench("latency")
-
-import httpx2  # noqa: E402
-from mcp import Client  # noqa: E402
-from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult  # noqa: E402
-from sqlalchemy import func, select  # noqa: E402
-
-from mcp_asrama.logs import configure_logging  # noqa: E402
-from mcp_asrama.server.app import build_server  # noqa: E402
-from mcp_asrama.server.settings import ServerSettings  # noqa: E402
-from mcp_asrama.service import demo  # noqa: E402
-from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker  # noqa: E402
-from mcp_asrama.service.models.anak import Anak  # noqa: E402
-
-log, free_port, process, wait_listening = helpers.log, helpers.free_port, helpers.process, helpers.wait_listening
-TOKEN = helpers.TOKEN
 SIZES = (300, 10_000, 100_000)
 DAYS = 8  # a 7-day rekap fits; small enough that 100k students fill in a few minutes
 PAGE = 20  # cari_anak's default limit
@@ -89,20 +64,16 @@ TARGETS = {"1 room": 1.2, "1 class": 1.2, "3 rooms": 1.5}  # p50 scoped / full, 
 OFFICE = "full access"
 
 
-class CountingTransport(httpx2.AsyncBaseTransport):
+class CountingTransport(httpx2.AsyncHTTPTransport):
     """The real HTTP transport, counting the requests sent through it."""
 
     def __init__(self) -> None:
-        limits = httpx2.Limits(max_connections=50, max_keepalive_connections=20, keepalive_expiry=30.0)
-        self.inner = httpx2.AsyncHTTPTransport(limits=limits)
+        super().__init__(limits=httpx2.Limits(max_connections=50, max_keepalive_connections=20, keepalive_expiry=30.0))
         self.requests = 0
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         self.requests += 1
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+        return await super().handle_async_request(request)
 
 
 class ToolFailed(RuntimeError):
@@ -126,13 +97,10 @@ class Principal:
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """`tools/call` as a round trip (no client-side schema check); its structured content, or an error."""
         assert self.client is not None
-        request = CallToolRequest(params=CallToolRequestParams(name=tool, arguments=arguments))
-        result = await self.client.session.send_request(request, CallToolResult)
+        result = await common.round_trip(self.client, common.tool_call(tool, arguments))
         if result.is_error or result.structured_content is None:
-            text = getattr(result.content[0], "text", "") if result.content else ""
-            raise ToolFailed(f"{self.name}: {tool}({arguments}) failed: {text[:300]}")
-        content: dict[str, Any] = result.structured_content
-        return content
+            raise ToolFailed(f"{self.name}: {tool}({arguments}) failed: {common.text_of(result)[:300]}")
+        return dict(result.structured_content)
 
 
 @dataclass(frozen=True)
@@ -156,30 +124,6 @@ def calls_for(today: date) -> list[Call]:
     ]
 
 
-def percentile(samples: list[float], p: int) -> float:
-    return statistics.quantiles(samples, n=100, method="inclusive")[p - 1] if len(samples) > 1 else samples[0]
-
-
-# --- the school ------------------------------------------------------------------------------------------
-
-
-def fill(db: Path, students: int, today: date) -> None:
-    """The demo school in the SQLite file `db` (written beside it, then renamed: a file there is complete)."""
-    started = time.perf_counter()
-    school = demo.generate(today, students=students, days=DAYS)
-    partial = db.with_suffix(".partial")
-    partial.unlink(missing_ok=True)
-    engine = make_engine(f"sqlite:///{partial}")
-    try:
-        init_schema(engine)
-        with make_sessionmaker(engine)() as session:
-            rows = demo.insert_school(session, school)
-    finally:
-        engine.dispose()
-    partial.rename(db)
-    log(f"  {students:,} students, {rows:,} attendance rows in {time.perf_counter() - started:.1f} s")
-
-
 def largest(db: Path, column: str, count: int) -> list[tuple[str, int]]:
     """The `count` rooms or classes (`column`) with the most students (ties: the first listed), with their sizes."""
     unit = getattr(Anak, column)
@@ -196,7 +140,7 @@ def principals_of(db: Path) -> list[Principal]:
     """The principals of the benchmark: the office, and scopes of the school's largest rooms and class."""
     rooms = [name for name, _ in largest(db, "kamar", 3)]
     (klass, size), *_ = largest(db, "kelas", 1)
-    log(f"  largest room {rooms[0]!r}, largest class {klass!r} ({size:,} students)")
+    common.log(f"  largest room {rooms[0]!r}, largest class {klass!r} ({size:,} students)")
 
     def scoped(name: str, room_names: list[str], class_names: list[str]) -> Principal:
         scope = [f"kamar:{r}" for r in room_names] + [f"kelas:{k}" for k in class_names]
@@ -218,7 +162,7 @@ async def connected(principals: list[Principal], service_url: str) -> AsyncItera
         for p in principals:
             settings = ServerSettings(
                 api_url=service_url,
-                api_token=TOKEN,
+                api_token=common.TOKEN,
                 stdio_scope=p.scope,
                 rate_limit="1000000/min",
                 rate_burst=1_000_000,
@@ -290,7 +234,7 @@ async def first_pass(principals: list[Principal], calls: list[Call]) -> None:
                 await p.call(call.tool, call.arguments)
             except ToolFailed as failed:
                 p.failures[call.label] = [str(failed)]
-                log(f"  {failed}: not timed")
+                common.log(f"  {failed}: not timed")
 
 
 async def measure(principals: list[Principal], calls: list[Call], args: argparse.Namespace) -> None:
@@ -301,10 +245,8 @@ async def measure(principals: list[Principal], calls: list[Call], args: argparse
                     with contextlib.suppress(ToolFailed):
                         await p.call(call.tool, call.arguments)
     for i in range(args.rounds):
-        call_order = calls[i % len(calls) :] + calls[: i % len(calls)]
-        shift = i % len(principals)
-        order = principals[shift:] + principals[:shift]
-        for call in call_order:
+        order = common.rotated(principals, i)
+        for call in common.rotated(calls, i):
             for p in order if i % 2 == 0 else reversed(order):
                 if call.label not in p.failures or p.samples.get(call.label):
                     await timed(p, call)
@@ -315,49 +257,35 @@ async def has_hafalan(principal: Principal) -> bool:
     try:
         await principal.call("progres_hafalan", {})
     except ToolFailed as exc:
-        log(f"  progres_hafalan skipped: {exc}")
+        common.log(f"  progres_hafalan skipped: {exc}")
         return False
     return True
-
-
-@contextlib.asynccontextmanager
-async def service(db: Path, port: int, folder: Path, args: argparse.Namespace) -> AsyncIterator[None]:
-    """The data service on `db` as a process, listening on `port`."""
-    command = [helpers.EXECUTABLE, "--log-level", args.log_level, "service", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--db", f"sqlite:///{db}"]
-    errors = folder / f"service-{port}.log"
-    with process(command, helpers.clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN), errors) as proc:
-        await wait_listening(port, proc, errors)
-        yield
 
 
 async def run_size(students: int, folder: Path, args: argparse.Namespace) -> tuple[list[Principal], list[Call]]:
     """One school: filled (or taken from --cache), checked, then timed on a fresh service process (a read that
     failed on its timeout leaves its work running in the first one)."""
-    log(f"size {students:,}:")
+    common.log(f"size {students:,}:")
     today = date.today()
     db = (args.cache or folder) / f"demo-{students}-{today}-{DAYS}d.db"
-    if db.exists():
-        log(f"  {db} (from --cache)")
-    else:
-        fill(db, students, today)
+    db_url = common.sqlite_school(db, students, DAYS, today)
     principals = principals_of(db)
-    port = free_port()
+    port = common.free_port()
     async with connected(principals, f"http://127.0.0.1:{port}"):
-        async with service(db, port, folder, args):
+        async with common.data_service(folder, db_url, args.log_level, port=port):
             calls = calls_for(today)
             if not await has_hafalan(principals[1]):
                 calls = [c for c in calls if c.tool != "progres_hafalan"]
             for p in principals[1:]:
                 for offset in (0, 100):
                     await check(principals[0], p, offset)
-            log("  cari_anak of every scope matches the office's")
+            common.log("  cari_anak of every scope matches the office's")
             await first_pass(principals, calls)
-        async with service(db, port, folder, args):
-            log(f"  {args.rounds} rounds x {len(calls)} calls x {len(principals)} principals")
+        async with common.data_service(folder, db_url, args.log_level, port=port):
+            common.log(f"  {args.rounds} rounds x {len(calls)} calls x {len(principals)} principals")
             started = time.perf_counter()
             await measure(principals, calls, args)
-            log(f"  timed in {time.perf_counter() - started:.1f} s")
+            common.log(f"  timed in {time.perf_counter() - started:.1f} s")
     if args.cache is None:
         db.unlink()
     return principals, calls
@@ -385,11 +313,11 @@ def table(students: int, principals: list[Principal], calls: list[Call]) -> tupl
     missed, failed = [], []
     for call in calls:
         office_samples = office.samples.get(call.label)
-        base = percentile(office_samples, 50) if office_samples else None
+        base = common.percentile(office_samples, 50) if office_samples else None
         for p in principals:
             samples = p.samples.get(call.label, [])
             errors = p.failures.get(call.label, [])
-            p50 = percentile(samples, 50) if samples else None
+            p50 = common.percentile(samples, 50) if samples else None
             ratio = p50 / base if p50 is not None and base is not None else None
             if p is office:
                 target = "baseline"
@@ -403,35 +331,25 @@ def table(students: int, principals: list[Principal], calls: list[Call]) -> tupl
                 if not met:
                     missed.append(f"{students:,} students, {p.name}, {call.label}: {ratio:.3f}×")
             shown = [f"{p50:.2f}" if p50 is not None else "—"]
-            shown.append(f"{percentile(samples, 90):.2f}" if samples else "—")
+            shown.append(f"{common.percentile(samples, 90):.2f}" if samples else "—")
             shown.append(f"{ratio:.2f}×" if ratio is not None else "—")
             failure = "0"
             if errors:
                 count = f"{len(errors)}/{len(errors) + len(samples)}" if samples else "failed, not timed"
                 failure = f"**{count}**: {errors[0].partition(': ')[2][:120]}"
                 failed.append(f"{students:,} students, {p.name}, {call.label}")
-            row = [call.label, p.name, *shown, target, requests_text(p.requests.get(call.label)), failure]
-            lines.append("| " + " | ".join(row) + " |")
+            lines.append(
+                common.md_row([call.label, p.name, *shown, target, requests_text(p.requests.get(call.label)), failure])
+            )
     return "\n".join(lines), missed, failed
 
 
-def load() -> str:
-    return "/".join(f"{x:.1f}" for x in os.getloadavg())
-
-
 async def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.parser(__doc__, "fewer rounds (8 instead of 30)")
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES), help="students per school, comma-separated")
-    parser.add_argument("--quick", action="store_true", help="fewer rounds (8 instead of 30)")
     parser.add_argument("--rounds", type=int, help="timed rounds per size (default 30, quick 8)")
     parser.add_argument("--warmup", type=int, help="untimed rounds first (default 3, quick 1)")
-    parser.add_argument(
-        "--log-level",
-        default="WARNING",
-        type=str.upper,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="of the data service process and the MCP servers in this one (default WARNING)",
-    )
+    common.add_log_level(parser, "WARNING", "the data service process and the MCP servers in this one")
     parser.add_argument(
         "--cache", type=Path, help="keep each filled database in this folder and reuse it (by size, date and days)"
     )
@@ -440,20 +358,16 @@ async def main(argv: list[str] | None = None) -> int:
     args.rounds = args.rounds or (8 if args.quick else 30)
     args.warmup = args.warmup if args.warmup is not None else (1 if args.quick else 3)
     configure_logging(args.log_level)
-    for name in [k for k in os.environ if k.startswith("ASRAMA_")]:  # the servers in process: only our settings
-        del os.environ[name]
+    common.drop_asrama_env()  # the servers in process: only our settings
 
-    started = time.perf_counter()
-    load_before = load()
+    started, load_before = time.perf_counter(), common.load()
     folder = Path(tempfile.mkdtemp(prefix="asrama-bench-scoped-"))
     os.environ["XDG_DATA_HOME"] = str(folder)
-    command = " ".join([".venv/bin/python bench/scoped.py", *sys.argv[1:]])
     print(
-        f"""Run {datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}: `{command}`. {os.cpu_count()} CPUs; \
-{platform.python_implementation()} {platform.python_version()}; mcp {version("mcp")}, httpx2 {version("httpx2")}. \
-Demo school, {DAYS} days of attendance, SQLite, the data service a process; MCP servers in process (in-memory SDK \
-client, protocol 2026-07-28), one per principal; {args.warmup} warm-up and {args.rounds} timed rounds per size, \
-interleaved; log level {args.log_level}. Each size's table is printed when it is measured.""",
+        f"""{common.preamble()}; {common.versions("mcp", "httpx2")}. Demo school, {DAYS} days of attendance, \
+SQLite, the data service a process; MCP servers in process (in-memory SDK client, protocol 2026-07-28), one \
+per principal; {args.warmup} warm-up and {args.rounds} timed rounds per size, interleaved; log level \
+{args.log_level}. Each size's table is printed when it is measured.""",
         flush=True,
     )
     missed, failed = [], []
@@ -472,17 +386,13 @@ Targets (p50 scoped / full: 1 room and 1 class ≤ 1.2×, 3 rooms ≤ 1.5×): {v
 
 Reads that failed: {"; ".join(failed) if failed else "none"}.
 
-Load average (1/5/15 min) {load_before} before and {load()} after; wall time {time.perf_counter() - started:.0f} s.""")
-    log("all targets met" if not missed else f"MISSED: {len(missed)} (see the report)")
+Load average (1/5/15 min) {load_before} before and {common.load()} after; \
+wall time {time.perf_counter() - started:.0f} s.""")
+    common.log("all targets met" if not missed else f"MISSED: {len(missed)} (see the report)")
     if failed:
-        log(f"error: {len(failed)} reads failed (see the report)")
+        common.log(f"error: {len(failed)} reads failed (see the report)")
     return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(asyncio.run(main()))
-    except Exception as exc:  # any error makes the numbers meaningless: say what and fail
-        log(f"error: {type(exc).__name__}: {exc}")
-        traceback.print_exception(exc, file=sys.stderr)
-        sys.exit(1)
+    common.run(main, trace=True)

@@ -21,12 +21,8 @@ import contextlib
 import hashlib
 import os
 import platform
-import secrets
 import shutil
-import socket
 import sqlite3
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,20 +31,17 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
 
 import httpx2
-from sqlalchemy import Engine, create_engine, insert, text
+from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session
 
+import common
 from mcp_asrama.config import ServiceSettings
 from mcp_asrama.service import db as service_db
 from mcp_asrama.service import demo, models
 from mcp_asrama.service.app import create_app
-from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
 
-TOKEN = secrets.token_urlsafe(16)  # the service requires a bearer token, as in production
 TODAY = date(2026, 11, 30)  # fixed, so every run measures the same data
 DAYS = 30
 KELAS = "7A"
@@ -76,8 +69,7 @@ class Result:
     matches: int = 0
 
     def percentile(self, p: int) -> float:
-        """The p-th percentile (1..99), interpolated between the two nearest samples."""
-        return statistics.quantiles(self.samples, n=100, method="inclusive")[p - 1]
+        return common.percentile(self.samples, p)
 
 
 def queries() -> list[Query]:
@@ -94,41 +86,6 @@ def queries() -> list[Query]:
 # --- databases -------------------------------------------------------------------------------------------
 
 
-def _copy_school(engine: Engine, session: Session, school: demo.DemoSchool) -> int:
-    """The same rows as `demo.insert_school`, with the attendance streamed by PostgreSQL's COPY."""
-    session.execute(insert(models.Kamar), school.kamar)
-    session.execute(insert(models.Anak), school.anak)
-    columns = ("tanggal", "id_anak", "status", "keterangan")
-    count = 0
-    driver: Any = session.connection().connection.driver_connection
-    with driver.cursor() as cursor, cursor.copy(f"COPY absensi ({', '.join(columns)}) FROM STDIN") as copy:
-        for row in school.absensi():
-            copy.write_row(tuple(row[c] for c in columns))
-            count += 1
-    session.commit()
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        conn.execute(text("VACUUM ANALYZE"))  # what autovacuum does soon after a bulk load anyway
-    return count
-
-
-def _fill(url: str, students: int) -> None:
-    engine = make_engine(url)
-    init_schema(engine)
-    started = time.perf_counter()
-    school = demo.generate(TODAY, students=students, days=DAYS)
-    generated = time.perf_counter()
-    with make_sessionmaker(engine)() as session:
-        if engine.dialect.name == "postgresql":
-            rows = _copy_school(engine, session, school)
-        else:
-            rows = demo.insert_school(session, school)
-    engine.dispose()
-    log(
-        f"  {students:,} students, {rows:,} attendance rows: generated in {generated - started:.1f} s, "
-        f"stored in {time.perf_counter() - generated:.1f} s"
-    )
-
-
 def _fingerprint() -> str:
     """Changes with the schema, the indexes or the generator, so that a kept database is built anew."""
     digest = hashlib.sha256()
@@ -139,16 +96,7 @@ def _fingerprint() -> str:
 
 
 def sqlite_database(folder: Path, students: int) -> str:
-    path = folder / f"asrama-{students}-{DAYS}d-{_fingerprint()}.db"
-    if path.exists():
-        log(f"  {students:,} students: reusing {path}")
-    else:
-        partial = path.with_suffix(".partial")
-        for leftover in folder.glob(partial.name + "*"):
-            leftover.unlink()
-        _fill(f"sqlite:///{partial}", students)
-        partial.rename(path)
-    return f"sqlite:///{path}"
+    return common.sqlite_school(folder / f"asrama-{students}-{DAYS}d-{_fingerprint()}.db", students, DAYS, TODAY)
 
 
 @contextlib.contextmanager
@@ -162,12 +110,13 @@ def postgres_database(admin_url: str, students: int, keep: bool) -> Iterator[str
         with admin.connect() as conn:
             exists = conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name})
             if keep and exists:
-                log(f"  {students:,} students: reusing database {name}")
+                common.log(f"  {students:,} students: reusing database {name}")
             else:
                 building = f"{final}_partial" if keep else name
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{building}" WITH (FORCE)'))
                 conn.execute(text(f'CREATE DATABASE "{building}"'))
-                _fill(make_url(url).set(database=building).render_as_string(hide_password=False), students)
+                building_url = make_url(url).set(database=building).render_as_string(hide_password=False)
+                common.fill_database(building_url, students, DAYS, TODAY)
                 if building != name:
                     conn.execute(text(f'ALTER DATABASE "{building}" RENAME TO "{name}"'))
         yield url
@@ -183,9 +132,9 @@ def postgres_database(admin_url: str, students: int, keep: bool) -> Iterator[str
 
 @contextlib.asynccontextmanager
 async def in_process(url: str) -> AsyncIterator[httpx2.AsyncClient]:
-    app = create_app(ServiceSettings(db_url=url, service_token=TOKEN))
+    app = create_app(ServiceSettings(db_url=url, service_token=common.TOKEN))
     transport = httpx2.ASGITransport(app=app)
-    headers = {"Authorization": f"Bearer {TOKEN}"}
+    headers = {"Authorization": f"Bearer {common.TOKEN}"}
     try:
         async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=headers) as c:
             yield c
@@ -193,40 +142,11 @@ async def in_process(url: str) -> AsyncIterator[httpx2.AsyncClient]:
         app.state.engine.dispose()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.asynccontextmanager
 async def over_http(url: str) -> AsyncIterator[httpx2.AsyncClient]:
     """`mcp-asrama service` on a free port of 127.0.0.1, as a process of its own, and a client for it."""
-    port = _free_port()
-    env = {**os.environ, "ASRAMA_SERVICE_TOKEN": TOKEN}
-    command = [sys.executable, "-m", "mcp_asrama", "--log-level", "WARNING", "service"]
-    server = subprocess.Popen(
-        [*command, "--host", "127.0.0.1", "--port", str(port), "--db", url],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        async with httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
-            for _ in range(300):
-                with contextlib.suppress(httpx2.TransportError):
-                    if (await c.get("/healthz")).status_code == 200:
-                        break
-                if server.poll() is not None:
-                    raise RuntimeError(f"the service exited with {server.returncode}")
-                await asyncio.sleep(0.05)
-            else:
-                raise RuntimeError("the service did not answer /healthz within 15 s")
-            yield c
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    async with common.service_from(url) as served:
+        yield served.client
 
 
 # --- measuring -------------------------------------------------------------------------------------------
@@ -266,7 +186,7 @@ async def bench_backend(urls: dict[int, str], args: argparse.Namespace) -> dict[
                 by_size[n][query.label] = r
             rounds = min(len(r.samples) for r in results.values())
             each = (f"{_k(n)} p50 {r.percentile(50):.2f} p99 {r.percentile(99):.2f} ms" for n, r in results.items())
-            log(f"    {query.label}: {', '.join(each)} (n={rounds})")
+            common.log(f"    {query.label}: {', '.join(each)} (n={rounds})")
     return by_size
 
 
@@ -289,24 +209,19 @@ def table(all_results: dict[str, dict[int, dict[str, Result]]], sizes: list[int]
                 row += [f"{r.percentile(50):.2f}", f"{r.percentile(99):.2f}"]
             ratio = results[-1].percentile(50) / results[0].percentile(50)
             row += [f"**{ratio:.2f}×**" if query.target else f"{ratio:.2f}×", str(len(results[0].samples))]
-            lines.append("| " + " | ".join(row) + " |")
+            lines.append(common.md_row(row))
         # Every ≥3-character term's samples together: the name search as a whole.
         pooled = [Result([s for q in queries() if q.target for s in by_size[n][q.label].samples]) for n in sizes]
         row = [backend, "**name search, all ≥3-char terms**", ""]
         for r in pooled:
             row += [f"{r.percentile(50):.2f}", f"{r.percentile(99):.2f}"]
         row += [f"**{pooled[-1].percentile(50) / pooled[0].percentile(50):.2f}×**", str(len(pooled[0].samples))]
-        lines.append("| " + " | ".join(row) + " |")
+        lines.append(common.md_row(row))
     return "\n".join(lines)
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 async def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="1,000 and 10,000 students, fewer requests")
+    parser = common.parser(__doc__, "1,000 and 10,000 students, fewer requests")
     parser.add_argument("--sizes", help="comma-separated numbers of students, smallest first (default 1000,100000)")
     parser.add_argument("--pg", metavar="URL", help="also PostgreSQL: a URL of a user allowed to CREATE DATABASE")
     parser.add_argument("--http", action="store_true", help="over real HTTP to `mcp-asrama service` on 127.0.0.1")
@@ -331,10 +246,10 @@ async def main(argv: list[str] | None = None) -> int:
     folder = args.cache or Path(tempfile.mkdtemp(prefix="asrama-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        log("SQLite")
+        common.log("SQLite")
         results["SQLite"] = await bench_backend({n: sqlite_database(folder, n) for n in sizes}, args)
         if args.pg:
-            log("PostgreSQL")
+            common.log("PostgreSQL")
             with contextlib.ExitStack() as stack:
                 urls = {n: stack.enter_context(postgres_database(args.pg, n, keep=bool(args.cache))) for n in sizes}
                 results["PostgreSQL"] = await bench_backend(urls, args)

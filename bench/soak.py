@@ -31,7 +31,6 @@ and writes the JSON with --json; exits 1 when an invariant breaks, 2 when the cl
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
 import random
@@ -43,34 +42,20 @@ import time
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import httpx2
+from mcp import Client
+from mcp.client.subscriptions import ListenNotSupportedError
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
+from mcp_types import ElicitResult
 
-def _bench(name: str) -> ModuleType:
-    """bench/NAME.py: `bench` is no package. Loading bench/mcp.py drops this folder from sys.path (under its own
-    name the file would shadow the SDK), so `import mcp` below is the SDK."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+import common
+import soak_checks as checks
+from soak_checks import Stats
 
-
-_bench("latency")
-checks = _bench("soak_checks")
-Stats = checks.Stats
-
-import httpx2  # noqa: E402
-from mcp import Client  # noqa: E402
-from mcp.client.subscriptions import ListenNotSupportedError  # noqa: E402
-from mcp.shared.exceptions import MCPError  # noqa: E402
-from mcp.shared.subscriptions import ResourceUpdated  # noqa: E402
-from mcp_types import ElicitResult  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-CLUSTER = ROOT / "scripts" / "cluster.sh"
+CLUSTER = common.REPO / "scripts" / "cluster.sh"
 MODERN = "2026-07-28"
 SOAK_DATES = [date(2001, 1, d) for d in (1, 2, 3, 4)]
 LISTENERS = 4
@@ -254,7 +239,7 @@ async def faults(cluster: Cluster, duration: float, began: float, stats: Stats) 
         stats.faults.append(
             {"fault": f"{name} {'stopped' if name == 'postgres' else 'SIGKILL'}", "start": start, "back": time.time()}
         )
-        print(f"soak: {name} killed and back after {time.time() - start:.1f} s", file=sys.stderr)
+        common.log(f"soak: {name} killed and back after {time.time() - start:.1f} s")
 
 
 async def soak(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
@@ -269,7 +254,7 @@ async def soak(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
     began = time.time()
     stop = asyncio.Event()
     workers = [Worker(n, values["MCP_URL"], students, run, stats) for n in range(args.clients)]
-    print(f"soak: run {run}, {args.clients} clients for {args.duration:.0f} s", file=sys.stderr)
+    common.log(f"soak: run {run}, {args.clients} clients for {args.duration:.0f} s")
 
     async def load_then_stop() -> None:  # the load runs --duration, and at least 5 s past the last fault's end
         await faults(cluster, args.duration, began, stats)
@@ -297,7 +282,7 @@ async def soak(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.parser(__doc__)
     parser.add_argument("--duration", type=float, default=600.0, help="seconds of load (default 600)")
     parser.add_argument("--clients", type=int, default=16, help="concurrent clients (default 16)")
     parser.add_argument("--json", type=Path, help="also write the report as JSON here")
@@ -311,7 +296,7 @@ def main() -> int:
         try:
             cluster.values = cluster.run("up")
         except RuntimeError as exc:
-            print(f"soak: {exc}", file=sys.stderr)
+            common.log(f"soak: {exc}")
             return 2
         result = asyncio.run(soak(cluster, args))
     finally:

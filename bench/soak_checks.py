@@ -3,10 +3,7 @@ the checks against the database and nginx's access logs; the report as JSON and 
 
 import argparse
 import json
-import shutil
-import statistics
 import subprocess
-import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import create_engine, func, select
 
+import common
 from mcp_asrama.service.models import Izin, RiwayatAbsensi
 
 PG_GRACE = 15.0  # seconds after PostgreSQL is back during which a 503 is still expected
@@ -35,15 +33,10 @@ class Stats:
 
 
 def spread(samples: list[float], scale: float = 1.0) -> dict[str, float]:
-    """n, p50 and p99 of `samples` (times `scale`), rounded."""
-    if len(samples) < 2:
-        return {"n": len(samples), "p50": round(sum(samples) * scale, 1), "p99": round(sum(samples) * scale, 1)}
-    cuts = statistics.quantiles(samples, n=100, method="inclusive")
-    return {
-        "n": len(samples),
-        "p50": round(cuts[49] * scale, 1),
-        "p99": round(cuts[98] * scale, 1),
-    }
+    """n, p50 and p99 of `samples` (times `scale`), rounded (none: 0)."""
+    if not samples:
+        return {"n": 0, "p50": 0.0, "p99": 0.0}
+    return {"n": len(samples), **{f"p{p}": round(common.percentile(samples, p) * scale, 1) for p in (50, 99)}}
 
 
 def check_database(db_url: str, run: str, stats: Stats) -> tuple[dict[str, Any], dict[str, float]]:
@@ -118,8 +111,7 @@ def check_nginx(state: Path, stats: Stats) -> tuple[Counter[str], Counter[str]]:
 def check_audit(files: list[str]) -> list[str]:
     """`mcp-asrama audit verify` over every replica's audit file (each its own chain; each killed replica's too):
     the verdicts of the chains that broke."""
-    exe = shutil.which("mcp-asrama", path=str(Path(sys.executable).parent)) or "mcp-asrama"
-    done = subprocess.run([exe, "audit", "verify", *files], capture_output=True, text=True, check=False)
+    done = subprocess.run([common.EXECUTABLE, "audit", "verify", *files], capture_output=True, text=True, check=False)
     return [] if done.returncode == 0 else (done.stderr.strip() or done.stdout.strip()).splitlines()
 
 

@@ -3,7 +3,7 @@ the same query sent straight to the data service (`GET /anak?kelas=7A&limit=20`)
 
 A script, not a test (pytest never collects it). In one run, on this machine:
 
-1. a temporary SQLite database is filled with the project's demo school (bench/mcp.py's `fill_database`: 1,000
+1. a temporary SQLite database is filled with the project's demo school (bench/common.py's `fill_database`: 1,000
    students, 30 days of attendance) and the real data service is started on it (`mcp-asrama service`, bearer
    token, 127.0.0.1, a free port); one `mcp-asrama serve --transport http` (stateless) runs beside it;
 2. each route is a closed loop: `c` workers each send a call, wait for its answer and send the next, for a slice of
@@ -36,44 +36,22 @@ that does not start). The target (issue 13: MCP stdio at c = 4 >= 0.8x REST) is 
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
-import shlex
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 
+import httpx2
+from mcp import Client
 
-def _bench(name: str) -> ModuleType:
-    """bench/NAME.py: `bench` is no package. Loading bench/mcp.py drops this folder from sys.path (under its own
-    name the file would shadow the SDK), so `import mcp` below is the SDK."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+import common
 
-
-helpers = _bench("latency")
-
-import httpx2  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult  # noqa: E402
-
-log, free_port, process, wait_listening = helpers.log, helpers.free_port, helpers.process, helpers.wait_listening
-
-TOKEN = helpers.TOKEN
 ARGUMENTS = {"kelas": "7A", "limit": 20}
 PATH = "/anak?kelas=7A&limit=20"  # what our server sends upstream for these arguments
 CONCURRENCY = (1, 4, 16)
@@ -81,26 +59,7 @@ TARGET = 0.8  # MCP stdio (Inspector) / REST (Node fetch) calls/s at c = 4, at l
 ERAS = {"2026-07-28": "modern", "legacy": "legacy"}  # our --era: the SDK Client's mode -> the Inspector's era
 BASELINE = "REST, Node fetch"
 JUDGED = "MCP stdio, Inspector --load"
-ROOT = Path(__file__).resolve().parent.parent
 ROLES = ("server", "service", "client")  # processes whose CPU time is read (REST routes have no "service")
-TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_ms(pid: int) -> float:
-    """User + system CPU time of a process so far, all its threads (0 when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) * TICK_MS
-
-
-def children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        with contextlib.suppress(OSError):
-            found += [int(c) for c in (task / "children").read_text().split()]
-    return found
 
 
 @dataclass
@@ -121,9 +80,9 @@ class Route:
 
 async def measured(pids: Callable[[], dict[str, int]], load: Awaitable[tuple[int, float]]) -> Slice:
     """Run `load` (calls, seconds) with the CPU time of each role's process read around it."""
-    before = {role: cpu_ms(pid) for role, pid in pids().items()}
+    before = {role: common.cpu_ms(pid) for role, pid in pids().items()}
     calls, seconds = await load
-    used = {role: cpu_ms(pid) - before[role] for role, pid in pids().items()}
+    used = {role: common.cpu_ms(pid) - before[role] for role, pid in pids().items()}
     return Slice(calls, seconds, used)
 
 
@@ -154,7 +113,12 @@ def node() -> str:
 @contextlib.asynccontextmanager
 async def node_fetch(url: str, service: int) -> AsyncIterator[Route]:
     proc = await asyncio.create_subprocess_exec(
-        node(), str(ROOT / "bench" / "load.mjs"), url + PATH, TOKEN, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        node(),
+        str(common.REPO / "bench" / "load.mjs"),
+        url + PATH,
+        common.TOKEN,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
     )
     assert proc.stdin is not None and proc.stdout is not None
     stdin, stdout = proc.stdin, proc.stdout
@@ -189,10 +153,10 @@ def python_rest(http: httpx2.AsyncClient, service: int) -> Route:
 
 
 def python_mcp(name: str, client: Client, server: int, service: int) -> Route:
-    request = CallToolRequest(params=CallToolRequestParams(name="cari_anak", arguments=ARGUMENTS))
+    request = common.tool_call("cari_anak", ARGUMENTS)
 
     async def call() -> None:
-        result = await client.session.send_request(request, CallToolResult)
+        result = await common.round_trip(client, request)
         if result.is_error:
             raise RuntimeError(f"{name}: cari_anak failed: {result.content}")
 
@@ -205,7 +169,7 @@ def python_mcp(name: str, client: Client, server: int, service: int) -> Route:
 
 def inspector(name: str, target: list[str], env: dict[str, str], era: str, server: int | None, service: int) -> Route:
     """One Inspector CLI process per slice; `target` is our stdio command (after `-e` settings) or the HTTP URL."""
-    script = ROOT / ".cache" / "inspector" / "node_modules" / ".bin" / "mcp-inspector"
+    script = common.REPO / ".cache" / "inspector" / "node_modules" / ".bin" / "mcp-inspector"
     passed = {k: v for k, v in env.items() if k.startswith("ASRAMA_") or k == "XDG_DATA_HOME"}
     settings = [arg for k, v in passed.items() for arg in ("-e", f"{k}={v}")] if server is None else []
     tool = ["--method", "tools/call", "--tool-name", "cari_anak", "--tool-args-json", json.dumps(ARGUMENTS)]
@@ -221,11 +185,15 @@ def inspector(name: str, target: list[str], env: dict[str, str], era: str, serve
             printed = asyncio.ensure_future(proc.stdout.readline())
             readings: list[tuple[float, dict[str, float]]] = []
             while not printed.done():
-                pids = {"client": proc.pid, "server": server or next(iter(children(proc.pid)), 0), "service": service}
+                pids = {
+                    "client": proc.pid,
+                    "server": server or next(iter(common.children(proc.pid)), 0),
+                    "service": service,
+                }
                 if all(pids.values()):
-                    readings.append((time.perf_counter(), {role: cpu_ms(pid) for role, pid in pids.items()}))
+                    readings.append((time.perf_counter(), {role: common.cpu_ms(pid) for role, pid in pids.items()}))
                 await asyncio.wait([printed], timeout=0.05)
-            end = time.perf_counter(), {role: cpu_ms(pid) for role, pid in pids.items()}
+            end = time.perf_counter(), {role: common.cpu_ms(pid) for role, pid in pids.items()}
             out = printed.result() + await proc.stdout.read()
             if await proc.wait() != 0:
                 errors.seek(0)
@@ -244,37 +212,22 @@ def inspector(name: str, target: list[str], env: dict[str, str], era: str, serve
 @contextlib.asynccontextmanager
 async def routes(folder: Path, args: argparse.Namespace) -> AsyncIterator[list[Route]]:
     """The service, the MCP HTTP server, the long-lived clients; every route ready and warmed up."""
-    base = [helpers.EXECUTABLE, "--log-level", args.log_level]
     db_url = f"sqlite:///{folder / 'asrama.db'}"
-    rows = helpers.fill_database(db_url)
-    log(f"database: {helpers.STUDENTS:,} students, {rows:,} attendance rows")
-    service_port, mcp_port = free_port(), free_port()
-    service_url = f"http://127.0.0.1:{service_port}"
-    # One subject sends every request: lift the MCP server's rate limit so this measures speed, not throttling.
-    limits = {"ASRAMA_RATE_LIMIT": "1000000/min", "ASRAMA_RATE_BURST": "1000000"}
-    mcp_env = helpers.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=TOKEN, **limits)
-    service_command = [*base, "service", "--host", "127.0.0.1", "--port", str(service_port), "--db", db_url]
-    http_command = [*base, "serve", "--transport", "http", "--port", str(mcp_port)]
-    mcp_url = f"http://127.0.0.1:{mcp_port}/mcp"
-    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
+    common.fill_database(db_url)
     era = ERAS[args.era]
+    serve = [common.EXECUTABLE, "--log-level", args.log_level, "serve"]
     async with contextlib.AsyncExitStack() as stack:
-        service_env = helpers.clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN)
-        service = stack.enter_context(process(service_command, service_env, folder / "service.log"))
-        mcp_http = stack.enter_context(process(http_command, mcp_env, folder / "mcp-http.log"))
-        await wait_listening(service_port, service, folder / "service.log")
-        await wait_listening(mcp_port, mcp_http, folder / "mcp-http.log")
-        http = await stack.enter_async_context(httpx2.AsyncClient(base_url=service_url, headers=headers))
-        errlog = stack.enter_context((folder / "mcp-stdio.log").open("w"))
-        known = set(children(os.getpid()))
-        stdio_server = StdioServerParameters(command=base[0], args=[*base[1:], "serve"], env=mcp_env)
-        stdio = await stack.enter_async_context(Client(stdio_client(stdio_server, errlog), mode=args.era, cache=None))
-        stdio_pid = next(iter(set(children(os.getpid())) - known))
+        service = await stack.enter_async_context(common.data_service(folder, db_url, args.log_level))
+        mcp_env = common.server_env(folder, service.url)
+        mcp_http = await stack.enter_async_context(common.mcp_http_server(folder, mcp_env, args.log_level))
+        mcp_url = f"{mcp_http.url}/mcp"
+        http = await stack.enter_async_context(common.direct_client(service.url))
+        stdio, stdio_pid = await common.stdio_session(stack, serve, mcp_env, folder / "mcp-stdio.log", args.era)
         over_http = await stack.enter_async_context(Client(mcp_url, mode=args.era, cache=None))
         all_routes = [
-            await stack.enter_async_context(node_fetch(service_url, service.pid)),
+            await stack.enter_async_context(node_fetch(service.url, service.pid)),
             python_rest(http, service.pid),
-            inspector(JUDGED, [*base, "serve"], mcp_env, era, None, service.pid),
+            inspector(JUDGED, serve, mcp_env, era, None, service.pid),
             inspector("MCP HTTP, Inspector --load", [mcp_url], mcp_env, era, mcp_http.pid, service.pid),
             python_mcp("MCP stdio, Python SDK", stdio, stdio_pid, service.pid),
             python_mcp("MCP HTTP, Python SDK", over_http, mcp_http.pid, service.pid),
@@ -290,10 +243,9 @@ async def routes(folder: Path, args: argparse.Namespace) -> AsyncIterator[list[R
 async def measure(all_routes: list[Route], args: argparse.Namespace) -> None:
     rounds = max(1, round(args.seconds / args.slice))
     for concurrency in CONCURRENCY:
-        log(f"c = {concurrency}: {rounds} rounds x {len(all_routes)} routes x {args.slice:g} s")
+        common.log(f"c = {concurrency}: {rounds} rounds x {len(all_routes)} routes x {args.slice:g} s")
         for i in range(rounds):
-            shift = i % len(all_routes)
-            for route in all_routes[shift:] + all_routes[:shift]:
+            for route in common.rotated(all_routes, i):
                 route.slices.setdefault(concurrency, []).append(await route.run(concurrency, args.slice))
 
 
@@ -347,16 +299,13 @@ def table(all_routes: list[Route]) -> tuple[str, float]:
             cells += [f"{row.per_call[role]:.2f}" if role in row.per_call else "(= server)" for role in ROLES]
             cells += [f"{sum(row.per_call.values()):.2f}", f"{row.client_share:.0%}"]
             cells.append(f"{row.ceiling:.0f} ({row.ceiling / base.ceiling:.2f}×)")
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append(common.md_row(cells))
     return "\n".join(lines), judged
 
 
 def report(all_routes: list[Route], args: argparse.Namespace, wall: float, load_before: str) -> str:
     text, judged = table(all_routes)
-    invocation = shlex.join([".venv/bin/python", "bench/throughput.py", *sys.argv[1:]])
-    verdict = "met" if judged >= TARGET else "**MISSED**"
-    return f"""Run {datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}: `{invocation}`. {os.cpu_count()} CPUs, load \
-average (1/5/15 min) {load_before} before and {helpers.load()} after; {helpers.STUDENTS:,} demo students, SQLite; \
+    return f"""{common.preamble(load_before)}; {common.STUDENTS:,} demo students, SQLite; \
 `cari_anak(kelas=7A, limit=20)` / `GET {PATH}`; protocol {args.era}; log level {args.log_level}; \
 {args.seconds:g} s per route and c in {args.slice:g} s slices, interleaved; wall time {wall:.0f} s.
 
@@ -366,20 +315,19 @@ average (1/5/15 min) {load_before} before and {helpers.load()} after; {helpers.S
 ceiling is a model, not a measurement: min(1000 / the busiest process's ms per call, {os.cpu_count()} cores x 1000 / \
 all ms per call), what these costs would allow on an otherwise idle machine with enough calls in flight. Target \
 (issue 13: MCP stdio with the Inspector's `--load` at c = 4 ≥ {TARGET:g}× REST with Node's fetch): {judged:.2f}×, \
-{verdict}."""
+{common.verdict(judged >= TARGET)}."""
 
 
 async def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="2 s per route and c instead of 10")
+    parser = common.parser(__doc__, "2 s per route and c instead of 10")
     parser.add_argument("--seconds", type=float, help="load per route and concurrency (default 10, quick 2)")
     parser.add_argument("--slice", type=float, default=2.0, help="seconds of one interleaved slice (default 2)")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds of untimed load per route first")
     parser.add_argument("--era", choices=sorted(ERAS), default="2026-07-28", help="protocol of every MCP route")
-    parser.add_argument("--log-level", type=str.upper, choices=["DEBUG", "INFO", "WARNING", "ERROR"], default="INFO")
+    common.add_log_level(parser, "INFO", "the service and MCP server processes")
     args = parser.parse_args(argv)
     args.seconds = args.seconds or (2.0 if args.quick else 10.0)
-    began, load_before = time.perf_counter(), helpers.load()
+    began, load_before = time.perf_counter(), common.load()
     with tempfile.TemporaryDirectory(prefix="asrama-bench-throughput-", ignore_cleanup_errors=True) as tmp:
         async with routes(Path(tmp), args) as all_routes:
             await measure(all_routes, args)
@@ -388,11 +336,4 @@ async def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    code = 1
-    try:
-        code = asyncio.run(main())
-    except Exception as exc:  # a failed call or process makes every number meaningless: say which, exit 1
-        while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:  # what the SDK's task groups wrap
-            exc = exc.exceptions[0]
-        log(f"error: {type(exc).__name__}: {exc}")
-    sys.exit(code)
+    common.run(main)

@@ -3,7 +3,9 @@ for the same request; the same key with another request is refused."""
 
 import hashlib
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from fastapi import HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -68,3 +70,24 @@ def commit(
             raise
         return stored
     return None
+
+
+@dataclass(frozen=True)
+class Once:
+    """One idempotent write: its request, key and fingerprint, taken before anything is read."""
+
+    request: Request
+    key: str | None
+    sidik: str
+
+    @classmethod
+    def of(cls, request: Request, body: BaseModel | None, actor: str | None, key: str | None) -> "Once":
+        return cls(request, key, fingerprint(request, body, actor))
+
+    def replay(self, session: Session) -> JSONResponse | None:
+        """The stored answer (`replay`); call it once the write's rows are held."""
+        return replay(session, self.key, self.sidik)
+
+    def commit(self, session: Session, status_code: int, answer: BaseModel) -> Any:
+        """Commit the write and its answer (`commit`): the answer, or a concurrent request's."""
+        return commit(session, self.key, self.request, self.sidik, status_code, answer) or answer

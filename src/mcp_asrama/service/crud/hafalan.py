@@ -1,17 +1,15 @@
-"""Qur'an memorisation deposits: recording one, listing them, and each student's progress (distinct ayat and juz
-memorised by ziyadah, the last deposit, the recent pace), counted with `mcp_asrama.quran`."""
+"""Qur'an memorisation deposits (recorded and listed by `service.records`): each student's progress (distinct ayat
+and juz memorised by ziyadah, the last deposit, the recent pace), counted with `mcp_asrama.quran`."""
 
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 
 from sqlalchemy import BigInteger, ColumnElement, String, and_, case, cast, func, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
-from mcp_asrama.service.crud import perubahan
-from mcp_asrama.service.crud.anak import FilterValues, anak_filters, dated_filters
+from mcp_asrama.service.crud.anak import FilterValues, anak_filters
 from mcp_asrama.service.models import Anak, Hafalan
 
 PACE_DAYS = 28  # the pace is the ziyadah of the last 28 days (today included), per week
@@ -24,64 +22,6 @@ def check_range(surah: int, ayat_mulai: int, ayat_selesai: int) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
-
-
-def create(
-    session: Session,
-    anak: Anak,
-    *,
-    tanggal: date,
-    jenis: str,
-    surah: int,
-    ayat_mulai: int,
-    ayat_selesai: int,
-    nilai: int | None,
-    penguji: str | None,
-    actor: str | None,
-) -> Hafalan:
-    """Store a deposit (its range already checked)."""
-    record = Hafalan(
-        id=secrets.token_urlsafe(12),
-        id_anak=anak.id,
-        tanggal=tanggal,
-        jenis=jenis,
-        surah=surah,
-        ayat_mulai=ayat_mulai,
-        ayat_selesai=ayat_selesai,
-        nilai=nilai,
-        penguji=penguji,
-        dicatat_oleh=actor,
-        dibuat=datetime.now(UTC),
-    )
-    session.add(record)
-    perubahan.catat(session, "hafalan", tanggal=tanggal, id_anak=anak.id)
-    session.flush()
-    return record
-
-
-def search(
-    session: Session,
-    *,
-    id_anak: str | None,
-    kelas: FilterValues,
-    kamar: FilterValues,
-    dari: date | None,
-    sampai: date | None,
-    jenis: str | None,
-    limit: int,
-    offset: int,
-) -> tuple[int, list[tuple[Hafalan, Anak]]]:
-    """Deposits matching every given filter, latest first: (total, one page)."""
-    filters = dated_filters(
-        session, Hafalan.tanggal, id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
-    )
-    if jenis is not None:
-        filters.append(Hafalan.jenis == jenis)
-    base = select(Hafalan, Anak).join(Anak, Anak.id == Hafalan.id_anak).where(*filters)
-    total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
-    order = (Hafalan.tanggal.desc(), Hafalan.dibuat.desc(), Hafalan.id)
-    page = session.execute(base.order_by(*order).limit(limit).offset(offset))
-    return total, [(h, a) for h, a in page]
 
 
 @dataclass

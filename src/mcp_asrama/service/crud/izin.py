@@ -7,14 +7,16 @@ import secrets
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
+from mcp_asrama.service import records
 from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.crud.anak import FilterValues, anak_filters
 from mcp_asrama.service.models import Anak, Izin
+from mcp_asrama.service.records import Paging
 
 
 def new_handle() -> str:
@@ -138,7 +140,5 @@ def search(
         filters.append(_running(today) if aktif else ~_running(today))
     if pada is not None:
         filters.append(_running(pada))
-    base = select(Izin, Anak).join(Anak, Anak.id == Izin.id_anak).where(*filters)
-    total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
-    page = session.execute(base.order_by(Izin.dari.desc(), Izin.id).limit(limit).offset(offset))
+    total, page = records.page(session, Izin, filters, Paging(limit, offset), order=(Izin.dari.desc(), Izin.id))
     return total, [(i, a) for i, a in page]

@@ -1,15 +1,13 @@
-"""Discipline: the school's kinds of violation, recording one, listing and summing them per student and category.
-Callers of `create` hold the student first (`crud.anak.lock_students`) and commit."""
+"""Discipline: the school's kinds of violation, and summing violations per student and category (recorded and
+listed by `service.records`)."""
 
-import secrets
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
 
-from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.anak import FilterValues, dated_filters
 from mcp_asrama.service.models import Anak, JenisPelanggaran, Pelanggaran
 from mcp_asrama.service.schemas.pelanggaran import KATEGORI_PELANGGARAN
@@ -54,63 +52,6 @@ def list_jenis(session: Session) -> Sequence[JenisPelanggaran]:
 
 def get_jenis(session: Session, kode: str) -> JenisPelanggaran | None:
     return session.get(JenisPelanggaran, kode)
-
-
-def create(
-    session: Session,
-    anak: Anak,
-    jenis: JenisPelanggaran,
-    *,
-    tanggal: date,
-    poin: int | None,
-    kategori: str | None,
-    keterangan: str | None,
-    actor: str | None,
-) -> Pelanggaran:
-    """Store a violation; `poin` and `kategori` default to the kind's."""
-    record = Pelanggaran(
-        id=secrets.token_urlsafe(12),
-        id_anak=anak.id,
-        tanggal=tanggal,
-        kategori=kategori or jenis.kategori,
-        jenis=jenis.kode,
-        poin=jenis.poin if poin is None else poin,
-        keterangan=keterangan,
-        dicatat_oleh=actor,
-        dibuat=datetime.now(UTC),
-    )
-    session.add(record)
-    perubahan.catat(session, "pelanggaran", tanggal=tanggal, id_anak=anak.id)
-    session.flush()
-    return record
-
-
-def search(
-    session: Session,
-    *,
-    id_anak: str | None,
-    kelas: FilterValues,
-    kamar: FilterValues,
-    dari: date | None,
-    sampai: date | None,
-    limit: int,
-    offset: int,
-) -> tuple[int, list[tuple[Pelanggaran, Anak, str]]]:
-    """Violations matching every given filter, latest first: (total, one page of (violation, student, kind's
-    name))."""
-    filters = dated_filters(
-        session, Pelanggaran.tanggal, id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
-    )
-    base = (
-        select(Pelanggaran, Anak, JenisPelanggaran.nama)
-        .join(Anak, Anak.id == Pelanggaran.id_anak)
-        .join(JenisPelanggaran, JenisPelanggaran.kode == Pelanggaran.jenis)
-        .where(*filters)
-    )
-    total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
-    order = (Pelanggaran.tanggal.desc(), Pelanggaran.dibuat.desc(), Pelanggaran.id)
-    page = session.execute(base.order_by(*order).limit(limit).offset(offset))
-    return total, [(p, a, n) for p, a, n in page]
 
 
 def rekap(

@@ -1,30 +1,23 @@
 """Clinic visits (`kunjungan_klinik`): specific personal data under UU PDP (No. 27/2022)."""
 
-from datetime import date, datetime
-
-from sqlalchemy import Date, DateTime, ForeignKey, Index, String
+from sqlalchemy import Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from mcp_asrama.service.models.base import Base
+from mcp_asrama.service.models.base import Base, StudentRecord
 
 
-class KunjunganKlinik(Base):
+class KunjunganKlinik(StudentRecord, Base):
     """A student's visit to the clinic. `keluhan`, `tindakan`, `obat` and `rujukan` are health data: never logged,
     returned only to the service's token holder (the MCP server shows them to clinic staff only)."""
 
     __tablename__ = "kunjungan_klinik"
 
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    id_anak: Mapped[str] = mapped_column(ForeignKey("anak.id", ondelete="CASCADE"))
-    tanggal: Mapped[date] = mapped_column(Date)
     keluhan: Mapped[str] = mapped_column(String(500))
     kategori: Mapped[str] = mapped_column(String(20))
     tindakan: Mapped[str | None] = mapped_column(String(500))
     obat: Mapped[str | None] = mapped_column(String(500))
     rujukan: Mapped[str | None] = mapped_column(String(500))
     petugas: Mapped[str | None] = mapped_column(String(200))
-    dicatat_oleh: Mapped[str | None] = mapped_column(String(200))
-    dibuat: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
         Index("ix_kunjungan_klinik_anak_tanggal", "id_anak", "tanggal"),

@@ -10,11 +10,11 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from sqlalchemy.orm import Session
 
 from mcp_asrama.contract import BERUBAH, KONFLIK_HEADER
-from mcp_asrama.service import idempotensi
 from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
+from mcp_asrama.service.idempotensi import Once
 from mcp_asrama.service.routes.common import Filter, IdAnakFilter
 from mcp_asrama.service.schemas.absensi import (
     MAX_ENTRI,
@@ -138,9 +138,9 @@ def catat_absensi_banyak(
     twice = sorted(i for i, n in Counter(ids).items() if n > 1)
     if twice:
         raise HTTPException(status_code=422, detail=f"id_anak lebih dari sekali: {_ids(twice)}")
-    sidik = idempotensi.fingerprint(request, body, actor)
+    once = Once.of(request, body, actor, key)
     found = crud_anak.lock_students(session, ids)
-    if (stored := idempotensi.replay(session, key, sidik)) is not None:
+    if (stored := once.replay(session)) is not None:
         return stored
     unknown = sorted(set(ids) - found)
     if unknown:
@@ -158,7 +158,7 @@ def catat_absensi_banyak(
             PerubahanAbsensi(id_anak=c.id_anak, status_lama=c.status_lama, status_baru=c.status_baru) for c in changes
         ],
     )
-    return idempotensi.commit(session, key, request, sidik, 200, answer) or answer
+    return once.commit(session, 200, answer)
 
 
 @router.get("/{tanggal}/{id_anak}/riwayat", response_model=DaftarRiwayat, response_model_exclude_none=True)

@@ -4,24 +4,16 @@ deposits, and memorisation progress per student."""
 from datetime import date
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 
 from mcp_asrama import quran
-from mcp_asrama.service import idempotensi
+from mcp_asrama.service import records
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import hafalan as crud
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.models import Anak, Hafalan
-from mcp_asrama.service.routes.common import (
-    Dari,
-    Filter,
-    IdAnakFilter,
-    Limit,
-    Offset,
-    Sampai,
-    check_not_future,
-    check_period,
-)
+from mcp_asrama.service.records import PagingDep, RecordFilterDep
+from mcp_asrama.service.routes.common import Filter, IdAnakFilter, check_not_future
 from mcp_asrama.service.schemas.hafalan import (
     DaftarHafalan,
     HafalanIn,
@@ -36,11 +28,6 @@ router = APIRouter(prefix="/hafalan", tags=["hafalan"], dependencies=[TokenDep])
 
 TopLimit = Annotated[int | None, Query(ge=1, le=500, description="only the first this many students")]
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    404: {"description": "Anak tidak ditemukan"},
-    409: {"description": "Idempotency-Key dipakai untuk permintaan lain"},
-}
-
 
 def _surah(record: Hafalan) -> tuple[str, list[int]]:
     """The surah's name and the juz the range touches; a range another tool stored badly shows what it can."""
@@ -52,83 +39,44 @@ def _surah(record: Hafalan) -> tuple[str, list[int]]:
 
 def _public(record: Hafalan, anak: Anak) -> HafalanPublic:
     nama_surah, juz = _surah(record)
-    return HafalanPublic(
-        id=record.id,
-        id_anak=anak.id,
-        nama=anak.nama,
-        kelas=anak.kelas,
-        kamar=anak.kamar,
-        tanggal=record.tanggal,
-        jenis=record.jenis,
-        surah=record.surah,
-        nama_surah=nama_surah,
-        ayat_mulai=record.ayat_mulai,
-        ayat_selesai=record.ayat_selesai,
-        juz=juz,
-        nilai=record.nilai,
-        penguji=record.penguji,
-    )
+    return records.public(HafalanPublic, record, anak, nama_surah=nama_surah, juz=juz)
 
 
-@router.post("", status_code=201, response_model=HafalanPublic, response_model_exclude_none=True, responses=_ERRORS)
+def _jenis(jenis: Annotated[JenisHafalan | None, Query()] = None) -> JenisHafalan | None:
+    return jenis
+
+
+@router.post(
+    "", status_code=201, response_model=HafalanPublic, response_model_exclude_none=True, responses=records.ERRORS
+)
 def catat_setoran(request: Request, session: SessionDep, body: HafalanIn, actor: ActorDep, key: KeyDep) -> Any:
     """Record a deposit of ayat `ayat_mulai`..`ayat_selesai` of `surah` on a day up to today; 422 when the ayat
     are not in the surah ("Al-Baqarah hanya punya 286 ayat"), 404 unknown student."""
     check_not_future(body.tanggal)
     if (problem := crud.check_range(body.surah, body.ayat_mulai, body.ayat_selesai)) is not None:
         raise HTTPException(status_code=422, detail=problem)
-    sidik = idempotensi.fingerprint(request, body, actor)
-    found = crud_anak.lock_students(session, [body.id_anak])
-    if (stored := idempotensi.replay(session, key, sidik)) is not None:
-        return stored
-    anak = crud_anak.get_anak(session, body.id_anak) if found else None
-    if anak is None:
-        raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
-    record = crud.create(
-        session,
-        anak,
-        tanggal=body.tanggal,
-        jenis=body.jenis,
-        surah=body.surah,
-        ayat_mulai=body.ayat_mulai,
-        ayat_selesai=body.ayat_selesai,
-        nilai=body.nilai,
-        penguji=body.penguji,
-        actor=actor,
-    )
-    answer = _public(record, anak)
-    return idempotensi.commit(session, key, request, sidik, 201, answer) or answer
+
+    def write(anak: Anak) -> HafalanPublic:
+        deposit = records.add(session, "hafalan", Hafalan, anak, actor, **body.model_dump(exclude={"id_anak"}))
+        return _public(deposit, anak)
+
+    return records.create(request, session, body, actor, key, write)
 
 
 @router.get("", response_model=DaftarHafalan, response_model_exclude_none=True)
 def daftar_hafalan(
     session: SessionDep,
-    id_anak: IdAnakFilter = None,
-    kelas: Filter = None,
-    kamar: Filter = None,
-    dari: Dari = None,
-    sampai: Sampai = None,
-    jenis: Annotated[JenisHafalan | None, Query()] = None,
-    limit: Limit = 100,
-    offset: Offset = 0,
+    where: RecordFilterDep,
+    jenis: Annotated[JenisHafalan | None, Depends(_jenis)],
+    paging: PagingDep,
 ) -> DaftarHafalan:
     """Deposits by student, class, room (case-insensitive), period and kind, latest first."""
-    check_period(dari, sampai)
-    total, page = crud.search(
-        session,
-        id_anak=id_anak,
-        kelas=kelas,
-        kamar=kamar,
-        dari=dari,
-        sampai=sampai,
-        jenis=jenis,
-        limit=limit,
-        offset=offset,
-    )
+    also = [] if jenis is None else [Hafalan.jenis == jenis]
+    total, page = records.search(session, Hafalan, where, paging, also=also)
     return DaftarHafalan(total=total, data=[_public(h, a) for h, a in page])
 
 
-@router.get("/progres", response_model=ProgresHafalan, response_model_exclude_none=True, responses=_ERRORS)
+@router.get("/progres", response_model=ProgresHafalan, response_model_exclude_none=True, responses=records.ERRORS)
 def progres_hafalan(
     session: SessionDep,
     id_anak: IdAnakFilter = None,

@@ -7,13 +7,15 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from sqlalchemy.orm import Session
 
 from mcp_asrama.contract import BERUBAH, KONFLIK_HEADER
-from mcp_asrama.service import idempotensi
+from mcp_asrama.service import records
 from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import izin as crud_izin
 from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
+from mcp_asrama.service.idempotensi import Once
 from mcp_asrama.service.models import Anak, Izin
+from mcp_asrama.service.records import PagingDep
 from mcp_asrama.service.routes.common import Filter, IdAnakFilter
 from mcp_asrama.service.schemas.common import BELUM_DICATAT, Tanggal
 from mcp_asrama.service.schemas.izin import MAX_DAYS, AbsensiLama, DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
@@ -31,19 +33,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def _public(izin: Izin, anak: Anak, today: date) -> IzinPublic:
-    return IzinPublic(
-        id=izin.id,
-        id_anak=anak.id,
-        nama=anak.nama,
-        kelas=anak.kelas,
-        kamar=anak.kamar,
-        dari=izin.dari,
-        sampai=izin.sampai,
-        jenis=izin.jenis,
-        alasan=izin.alasan,
-        tanggal_kembali=izin.tanggal_kembali,
-        aktif=crud_izin.is_running(izin, today),
-    )
+    return records.public(IzinPublic, izin, anak, aktif=crud_izin.is_running(izin, today))
 
 
 def _refuse_changed(session: Session, id_anak: str, lama: list[AbsensiLama]) -> None:
@@ -74,35 +64,32 @@ def ajukan_izin(request: Request, session: SessionDep, body: IzinIn, actor: Acto
         raise HTTPException(status_code=422, detail="sampai harus sama dengan atau sesudah dari")
     if (body.sampai - body.dari).days >= MAX_DAYS:
         raise HTTPException(status_code=422, detail=f"izin paling lama {MAX_DAYS} hari")
-    sidik = idempotensi.fingerprint(request, body, actor)
-    found = crud_anak.lock_students(session, [body.id_anak])
-    if (stored := idempotensi.replay(session, key, sidik)) is not None:
-        return stored
-    anak = crud_anak.get_anak(session, body.id_anak) if found else None
-    if anak is None:
-        raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
-    if crud_izin.overlapping(session, anak.id, body.dari, body.sampai):
-        raise HTTPException(status_code=409, detail="Anak sudah punya izin pada sebagian tanggal itu")
-    _refuse_changed(session, anak.id, body.absensi_lama or [])
-    today = date.today()
-    izin = crud_izin.create(
-        session,
-        anak,
-        dari=body.dari,
-        sampai=body.sampai,
-        jenis=body.jenis,
-        alasan=body.alasan,
-        actor=actor,
-        key=key,
-        today=today,
-    )
-    answer = _public(izin, anak, today)
-    return idempotensi.commit(session, key, request, sidik, 201, answer) or answer
+
+    def write(anak: Anak) -> IzinPublic:
+        if crud_izin.overlapping(session, anak.id, body.dari, body.sampai):
+            raise HTTPException(status_code=409, detail="Anak sudah punya izin pada sebagian tanggal itu")
+        _refuse_changed(session, anak.id, body.absensi_lama or [])
+        today = date.today()
+        izin = crud_izin.create(
+            session,
+            anak,
+            dari=body.dari,
+            sampai=body.sampai,
+            jenis=body.jenis,
+            alasan=body.alasan,
+            actor=actor,
+            key=key,
+            today=today,
+        )
+        return _public(izin, anak, today)
+
+    return records.create(request, session, body, actor, key, write)
 
 
 @router.get("", response_model=DaftarIzin, response_model_exclude_none=True)
 def daftar_izin(
     session: SessionDep,
+    *,
     aktif: Annotated[bool | None, Query(description="true: yang berjalan hari ini; false: yang tidak")] = None,
     kelas: Filter = None,
     kamar: Filter = None,
@@ -110,8 +97,7 @@ def daftar_izin(
     tanggal: Annotated[
         Tanggal | None, Query(description="Hanya izin yang berjalan pada tanggal ini (YYYY-MM-DD)")
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    paging: PagingDep,
 ) -> DaftarIzin:
     """Izin records by running today (`aktif`) or on a day (`tanggal`), class, room (case-insensitive) or student,
     latest first."""
@@ -124,8 +110,8 @@ def daftar_izin(
         id_anak=id_anak,
         today=today,
         pada=tanggal,
-        limit=limit,
-        offset=offset,
+        limit=paging.limit,
+        offset=paging.offset,
     )
     return DaftarIzin(total=total, data=[_public(i, a, today) for i, a in page])
 
@@ -145,13 +131,13 @@ def selesai_izin(
 ) -> Any:
     """End an izin on the day the student is back (today at the latest), early or late: the student is `aktif`
     again, and on an early return the izin records from that day on are removed (kept in the history)."""
-    sidik = idempotensi.fingerprint(request, body, actor)
+    once = Once.of(request, body, actor, key)
     found = crud_izin.get(session, id_izin)
     if found is None:
         raise HTTPException(status_code=404, detail="Izin tidak ditemukan")
     izin, anak = found
     crud_anak.lock_students(session, [anak.id])
-    if (stored := idempotensi.replay(session, key, sidik)) is not None:
+    if (stored := once.replay(session)) is not None:
         return stored
     session.refresh(izin)  # read again under the lock
     session.refresh(anak)
@@ -164,4 +150,4 @@ def selesai_izin(
         raise HTTPException(status_code=422, detail="tanggal_kembali tidak boleh sesudah hari ini")
     crud_izin.end(session, izin, anak, tanggal_kembali=body.tanggal_kembali, actor=actor, key=key)
     answer = _public(izin, anak, today)
-    return idempotensi.commit(session, key, request, sidik, 200, answer) or answer
+    return once.commit(session, 200, answer)

@@ -45,6 +45,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # One caller sends every request: the MCP server's HTTP rate limit lifted, so a run measures speed, not throttling.
 UNLIMITED = {"ASRAMA_RATE_LIMIT": "1000000/min", "ASRAMA_RATE_BURST": "1000000"}
 T = TypeVar("T")
+Env = dict[str, str] | None  # settings added to a process's environment
 
 
 def log(message: str) -> None:
@@ -141,7 +142,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def clean_env(folder: Path | None = None, **extra: str) -> dict[str, str]:
+def clean_env(folder: Path | None = None, /, **extra: str) -> dict[str, str]:
     """This environment without the developer's ASRAMA_* settings, data in `folder` (if given), plus `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASRAMA_")}
     return {**env, **({"XDG_DATA_HOME": str(folder)} if folder else {}), **extra}
@@ -153,7 +154,7 @@ def drop_asrama_env() -> None:
         del os.environ[name]
 
 
-def server_env(folder: Path, service_url: str, **extra: str) -> dict[str, str]:
+def server_env(folder: Path, service_url: str, /, **extra: str) -> dict[str, str]:
     """An MCP server's environment: the service at `service_url`, the rate limit lifted, plus `extra`."""
     return clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=TOKEN, **UNLIMITED, **extra)
 
@@ -206,14 +207,15 @@ class Running:
 
 @contextlib.asynccontextmanager
 async def data_service(
-    folder: Path, db_url: str, log_level: str, *, port: int | None = None, name: str = "service", **extra: str
+    folder: Path, db_url: str, log_level: str, *, port: int | None = None, name: str = "service", env: Env = None
 ) -> AsyncIterator[Running]:
-    """`mcp-asrama service` (bearer token TOKEN) on `db_url` as a process, listening; its log in `folder`/NAME.log."""
+    """`mcp-asrama service` (bearer token TOKEN, plus `env`) on `db_url` as a process, listening; its log in
+    `folder`/NAME.log."""
     port = port or free_port()
     errors = folder / f"{name}.log"
     command = [EXECUTABLE, "--log-level", log_level, "service", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--db", db_url]
-    with process(command, clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN, **extra), errors) as proc:
+    with process(command, clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN, **(env or {})), errors) as proc:
         await wait_listening(port, proc, errors)
         yield Running(port, proc.pid)
 

@@ -123,7 +123,7 @@ async def variant_routes(
             parser, _, loop = variant.partition("+")  # "auto": the defaults (neither variable set)
             choice = {} if variant == "auto" else {"ASRAMA_HTTP": parser, "ASRAMA_LOOP": loop}
             service = await stack.enter_async_context(
-                common.data_service(folder, db_url, args.log_level, name=f"service-{variant}", **choice)
+                common.data_service(folder, db_url, args.log_level, name=f"service-{variant}", env=choice)
             )
             env = common.server_env(folder, service.url, **choice)
             http = await stack.enter_async_context(common.direct_client(service.url))

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 import pytest
 from mcp import Client
 
-from mcp_asrama.server.guard import scoped
+from mcp_asrama.server.features import anak_reads
 from tests.server.conftest import connect, server_for
 from tests.server.support import Recording, call_error, call_ok, leaky_upstream, tutorial_upstream
 
@@ -78,8 +78,8 @@ async def test_absensi_harian_does_not_guess_when_the_service_cannot_list_every_
 
 async def test_listing_the_students_of_a_day_is_bounded(era: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # A service that pages properly but lacks `semua_anak`, with a bound of two students (one per page).
-    monkeypatch.setattr(scoped, "PAGE", 1)
-    monkeypatch.setattr(scoped, "MAX_SCOPED_ROWS", 2)
+    monkeypatch.setattr(anak_reads, "PAGE", 1)
+    monkeypatch.setattr(anak_reads, "MAX_SCOPED_ROWS", 2)
     upstream = Recording(leaky_upstream())
     async with connect(server_for(upstream), era) as client:
         body = await call_ok(client, "absensi_harian", {"tanggal": "2026-10-06"})

@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 
-from mcp_asrama.server.guard.scoped_records import KATEGORI_KESEHATAN
+from mcp_asrama.server.features.kesehatan_rekap import KATEGORI_KESEHATAN
 from tests.conftest import service_client
 from tests.server.conftest import connect, server_for
 from tests.server.support import Recording, call_error, call_ok, leaky_upstream

@@ -15,10 +15,12 @@ from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server import views
 from mcp_asrama.server.arguments import MAX_RANGE_DAYS, IdAnak, Kamar, Kelas, StatusAbsensi, Tanggal, parse_tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.features import absensi_reads
+from mcp_asrama.server.features.absensi_reads import STATUSES, Hari
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools
 from mcp_asrama.server.guard import audit
-from mcp_asrama.server.guard.scoped import STATUSES, Hari, Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 TOP_ABSENT = 10
 
@@ -68,7 +70,7 @@ async def ringkas_absensi(
 ) -> HasilAbsensiHarian:
     """One day's attendance of every visible student of the filter, aggregated first: counts per status, then who
     was not `hadir` (recorded absences first, then `belum_dicatat`), or who had `status`."""
-    hari = await reader.absensi(tanggal, kelas, kamar)
+    hari = await absensi_reads.absensi(reader, tanggal, kelas, kamar)
     audit.disclose_aggregate(len(hari.rows), (r.id_anak for r in hari.rows))
     wanted = [r for r in hari.rows if (r.status == status if status else r.status != "hadir")]
     listed = sorted(wanted, key=lambda r: r.status == BELUM_DICATAT)
@@ -134,7 +136,9 @@ async def rekap_absensi(
         raise ToolError(f"Argumen tidak valid: rentang paling panjang {MAX_RANGE_DAYS} hari.")
     reader = terbatas(ctx)
     try:
-        rekap = await reader.rekap(dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, top=TOP_ABSENT)
+        rekap = await absensi_reads.rekap(
+            reader, dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, top=TOP_ABSENT
+        )
     except NotFound:
         raise ToolError(
             "Layanan data asrama ini tidak menyediakan rekap absensi (/absensi/rekap). "

@@ -12,6 +12,7 @@ from mcp_asrama.client.models import Anak, AnakRingkas
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Limit, Nama, Offset, StatusAnak, is_id
 from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.features import anak_reads
 from mcp_asrama.server.features.common import JSON, NO_ACCESS, READ_ONLY, Result, add_tools
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
@@ -43,7 +44,9 @@ async def cari_anak(
     anak (id, nama, kelas, kamar, status, nama_wali); bila ada next_offset, panggil lagi dengan offset=next_offset
     untuk halaman berikutnya. Gunakan id dari hasil ini untuk detail_anak."""
     reader = terbatas(ctx)
-    total, page = await reader.cari_anak(nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset)
+    total, page = await anak_reads.cari_anak(
+        reader, nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset
+    )
     if status and any((a.status or "").lower() != status for a in page):
         # A tutorial-contract service ignores `status`: say so rather than present others as matches.
         raise ToolError(
@@ -68,7 +71,7 @@ async def cari_anak(
 async def satu_anak(reader: Terbatas, id_anak: str) -> Anak:
     """One student this principal may see, or the tool error that says how to find the right id."""
     try:
-        return await reader.detail_anak(id_anak)
+        return await anak_reads.detail_anak(reader, id_anak)
     except NotFound:
         raise ToolError(
             f"Anak dengan id '{id_anak}' tidak ditemukan. Cari id yang benar dengan cari_anak "
@@ -88,7 +91,7 @@ async def anak_resource(id_anak: str, ctx: Context) -> str:
     if not is_id(id_anak):
         raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
     try:
-        found = await terbatas(ctx).detail_anak(id_anak)
+        found = await anak_reads.detail_anak(terbatas(ctx), id_anak)
     except NotFound:
         message = f"Anak dengan id '{id_anak}' tidak ditemukan; cari id-nya dengan cari_anak"
         raise ResourceNotFoundError(message) from None

@@ -20,7 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, Status, StatusCatat, Tanggal
 from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.features import absensi_reads
 from mcp_asrama.server.features.common import NO_ACCESS, add_tools
+from mcp_asrama.server.features.izin import cari_izin
 from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
 from mcp_asrama.server.guard.scoped import Terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
@@ -127,7 +129,7 @@ async def rencana(
         raise ToolError(NO_ACCESS)
     others: list[CatatanAbsensi] = []
     if yang_lain is not None:
-        hari = await reader.absensi(tanggal, kelas, kamar)
+        hari = await absensi_reads.absensi(reader, tanggal, kelas, kamar)
         if not hari.lengkap:
             raise ToolError(UNSUPPORTED)
         others = hari.rows
@@ -138,7 +140,7 @@ async def rencana(
             )
     known = {r.id_anak: r for r in others}
     missing = [e.id_anak for e in entri if e.id_anak not in known]
-    found = await reader.catatan_anak(tanggal, missing) if missing else {}
+    found = await absensi_reads.catatan_anak(reader, tanggal, missing) if missing else {}
     if found is None:
         raise ToolError(UNSUPPORTED)
     known.update(found)
@@ -157,7 +159,7 @@ async def rencana(
         )
     on_leave: set[str] = set()
     if rest:
-        running, _ = await reader.daftar_izin(aktif=None, kelas=kelas, kamar=kamar, tanggal=tanggal)
+        running, _ = await cari_izin(reader, aktif=None, kelas=kelas, kamar=kamar, tanggal=tanggal)
         on_leave = {i.id_anak for i in running}
     baris = [_baris(known[e.id_anak], e.status, e.keterangan) for e in entri]
     for record in rest:

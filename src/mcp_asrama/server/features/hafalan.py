@@ -6,6 +6,7 @@ checked against the surah's real length before anyone is asked. The examiner's n
 service and is never shown again.
 """
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated
@@ -17,7 +18,8 @@ from pydantic import BaseModel, Field
 
 from mcp_asrama import quran
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.models import Anak, ProgresAnak, RataRata, Setoran
+from mcp_asrama.client.client import Values
+from mcp_asrama.client.models import Anak, ProgresAnak, ProgresHafalan, RataRata, Setoran
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server import views
 from mcp_asrama.server.arguments import (
@@ -35,8 +37,9 @@ from mcp_asrama.server.arguments import (
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import CREATES, JSON, NO_ACCESS, READ_ONLY, Result, add_tools, not_future
+from mcp_asrama.server.features.records import RECORD_PAGE, Page, records, summary_rows
 from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
-from mcp_asrama.server.guard import audit, scoped_records
+from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 LATEST = 10
@@ -98,12 +101,36 @@ def _row(s: Setoran) -> DataSetoran:
     )
 
 
+async def _progres(reader: Terbatas, *, kelas: str | None, kamar: str | None, limit: int) -> ProgresHafalan:
+    """Memorisation progress of the visible students of the filters, most ayat first: the count and averages of all,
+    the rows of (at least) the first `limit`. When the service's one answer covers the scope, it sends only those
+    rows; otherwise every unit's students are merged."""
+
+    def fetch(top: int | None) -> Callable[[Values, Values], Awaitable[ProgresHafalan]]:
+        return lambda k, m: reader.client.progres_hafalan(kelas=k, kamar=m, limit=top)
+
+    whole, merged = await summary_rows(reader, kelas, kamar, fetch, lambda r: r.data, top=limit)
+    if whole is not None:
+        return whole
+    rows = sorted(merged, key=lambda r: (-r.ayat, r.id_anak))
+    n = len(rows)
+    rata = RataRata(
+        ayat=round(sum(r.ayat for r in rows) / n, 1) if n else 0,
+        juz=round(sum(r.juz for r in rows) / n, 2) if n else 0,
+    )
+    return ProgresHafalan(jumlah_anak=n, rata_rata=rata, data=rows)
+
+
 async def ringkas_hafalan(reader: Terbatas, id_anak: str) -> HasilHafalanAnak:
     """One visible student's progress and latest deposits."""
     anak = await satu_anak(reader, id_anak)
+
+    def fetch(k: Values, m: Values, offset: int) -> Awaitable[Page]:
+        return reader.client.daftar_hafalan(id_anak=anak.id, limit=RECORD_PAGE, offset=offset)
+
     try:
         progres = await reader.client.progres_hafalan(id_anak=anak.id)
-        deposits, _ = await scoped_records.setoran(reader, anak.id)
+        deposits, _ = await records(reader, fetch, None, None, one_student=True)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     mine = next((p for p in progres.data if p.id_anak == anak.id), ProgresAnak(id_anak=anak.id))
@@ -137,7 +164,7 @@ async def progres_hafalan(
     Filter opsional: kelas (mis. '7A'), kamar."""
     reader = terbatas(ctx)
     try:
-        progres = await scoped_records.progres_hafalan(reader, kelas=kelas, kamar=kamar, limit=PROGRES_ROWS)
+        progres = await _progres(reader, kelas=kelas, kamar=kamar, limit=PROGRES_ROWS)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     rows = sorted(progres.data, key=lambda r: -r.ayat)

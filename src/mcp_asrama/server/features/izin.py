@@ -18,7 +18,8 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.models import BELUM_DICATAT, Anak, Izin
+from mcp_asrama.client.client import Values
+from mcp_asrama.client.models import BELUM_DICATAT, Anak, DaftarIzin, Izin
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server.arguments import Alasan, IdAnak, IdIzin, JenisIzin, Kamar, Kelas, Tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
@@ -30,6 +31,7 @@ from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
 MAX_DAYS = 30
+IZIN_PAGE = 500  # the service's largest page of izin
 CREATES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 ENDS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 UNKNOWN_HANDLE = (
@@ -65,6 +67,21 @@ class HasilIzin(HasilTulis):
     izin: DataIzin | None = None
 
 
+async def cari_izin(
+    reader: Terbatas, *, aktif: bool | None, kelas: str | None, kamar: str | None, tanggal: date | None = None
+) -> tuple[list[Izin], bool]:
+    """The visible izin of the filters, latest first, and whether that is all of them (each upstream request
+    gives at most `IZIN_PAGE`)."""
+
+    def fetch(k: Values, m: Values) -> Awaitable[DaftarIzin]:
+        return reader.client.daftar_izin(aktif=aktif, kelas=k, kamar=m, tanggal=tanggal, limit=IZIN_PAGE)
+
+    pages = await reader.per_unit(kelas, kamar, fetch)
+    merged = {i.id: i for page in pages for i in reader.visible_rows(page.data)}
+    ordered = sorted(merged.values(), key=lambda i: (i.dari, i.id), reverse=True)
+    return ordered, all(page.total <= len(page.data) for page in pages)
+
+
 def _data(izin: Izin) -> DataIzin:
     return DataIzin.model_validate(izin.model_dump())
 
@@ -79,7 +96,7 @@ async def daftar_izin(
     tanggal_kembali dan apakah berjalan hari ini. Filter opsional: aktif=true untuk yang sedang berjalan, kelas,
     kamar. Id izin dipakai untuk akhiri_izin."""
     reader = terbatas(ctx)
-    found, complete = await reader.daftar_izin(aktif=aktif, kelas=kelas, kamar=kamar)
+    found, complete = await cari_izin(reader, aktif=aktif, kelas=kelas, kamar=kamar)
     rows = [_data(i) for i in found]
     shown = fitting_count(rows, RESULT_BUDGET)
     notes = [NO_ACCESS] if reader.akses.kosong else []
@@ -258,7 +275,7 @@ class RencanaAkhir:
 async def rencana_akhir(reader: Terbatas, id_izin: str, tanggal_kembali: date) -> RencanaAkhir:
     """The running izin to end, visible to the caller, and a return date it allows."""
     try:
-        izin = await reader.izin(id_izin)
+        izin = reader.reveal(await reader.client.izin(id_izin))
     except NotFound:
         raise ToolError(UNKNOWN_HANDLE) from None
     if izin.tanggal_kembali is not None:

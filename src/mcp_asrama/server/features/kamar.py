@@ -10,7 +10,7 @@ from mcp_asrama.client.models import Kamar as DataKamar
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.core import AsramaServer, resource_context, tool_result
 from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools
-from mcp_asrama.server.guard.scoped import terbatas
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 
 class HasilDaftarKamar(Result):
@@ -21,9 +21,17 @@ class HasilDaftarKamar(Result):
     catatan: str | None = None
 
 
+async def visible_rooms(reader: Terbatas) -> list[DataKamar]:
+    """The rooms whose occupancy and musyrif this principal may see."""
+    if reader.akses.kosong:
+        return []
+    rooms = (await reader.client.daftar_kamar()).data
+    return [room for room in rooms if reader.akses.boleh_kamar(room.nama)]
+
+
 async def daftar_kamar(ctx: Context) -> Annotated[CallToolResult, HasilDaftarKamar]:
     """Daftar semua kamar asrama: gedung (Putra/Putri), kapasitas, jumlah terisi dan musyrif (pembina kamar)."""
-    return tool_result(ringkas_kamar(await terbatas(ctx).daftar_kamar()))
+    return tool_result(ringkas_kamar(await visible_rooms(terbatas(ctx))))
 
 
 def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
@@ -40,7 +48,7 @@ def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
 
 async def kamar_resource() -> str:
     """Semua kamar asrama: gedung, kapasitas, jumlah terisi dan musyrif."""
-    return json_text(ringkas_kamar(await terbatas(resource_context()).daftar_kamar()))
+    return json_text(ringkas_kamar(await visible_rooms(terbatas(resource_context()))))
 
 
 def register(server: AsramaServer) -> None:

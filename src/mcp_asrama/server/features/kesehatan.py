@@ -26,16 +26,13 @@ from mcp_asrama.server.arguments import IdAnak, KategoriKesehatan, Nama200, Tang
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import CREATES, READ_ONLY, Result, add_tools, check_range, not_future
-from mcp_asrama.server.features.kesehatan_rekap import UNSUPPORTED, rekap_kesehatan
+from mcp_asrama.server.features.kesehatan_rekap import UNSUPPORTED, kunjungan, rekap_kesehatan
 from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
-from mcp_asrama.server.guard import audit, scoped_records
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard import audit
+from mcp_asrama.server.guard.scoped import CLINIC_ONLY, Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
-CLINIC_ONLY = (
-    "Rincian kesehatan anak hanya dapat dilihat dan dicatat petugas klinik (wewenang peran:kesehatan). Untuk "
-    "jumlah kunjungan per kategori gunakan rekap_kesehatan; untuk hari sakit gunakan rekap_absensi dengan id_anak."
-)
+__all__ = ["CLINIC_ONLY"]  # the guard's refusal, named here as before
 
 
 class DataKunjungan(BaseModel):
@@ -86,12 +83,11 @@ async def kesehatan_anak(
     lalu setiap kunjungan terbaru dulu dengan keluhan, tindakan, obat, rujukan dan petugas. Rentang opsional
     dari/sampai (YYYY-MM-DD). Selain petugas klinik: gunakan rekap_kesehatan (hanya jumlah)."""
     reader = terbatas(ctx)
-    if not reader.akses.klinik:
-        raise ToolError(CLINIC_ONLY)
+    reader.clinic_only()  # listed to everyone (its description names who may use it), answered to the clinic
     check_range(dari, sampai)
     anak = await satu_anak(reader, id_anak)
     try:
-        found, complete = await scoped_records.kunjungan(
+        found, complete = await kunjungan(
             reader, klinik=True, id_anak=anak.id, kelas=None, kamar=None, dari=dari, sampai=sampai
         )
     except NotFound:
@@ -146,9 +142,9 @@ async def rencana_kunjungan(
     rujukan: str | None = None,
     petugas: str | None = None,
 ) -> RencanaKunjungan:
-    """The visit, by clinic staff only, of a student visible to them."""
-    if not reader.akses.klinik:
-        raise ToolError(CLINIC_ONLY)
+    """The visit, by clinic staff only (listed only to them; asked again for an usulan decided later), of a student
+    visible to them."""
+    reader.clinic_only()
     not_future(tanggal)
     anak = await satu_anak(reader, id_anak)
     return RencanaKunjungan(anak, tanggal, kategori, keluhan, tindakan, obat, rujukan, petugas)

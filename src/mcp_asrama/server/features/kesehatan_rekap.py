@@ -19,9 +19,10 @@ Every such answer is audited as a health aggregate (`"kesehatan": true` with the
 """
 
 import calendar
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Awaitable, Mapping
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -29,18 +30,22 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_asrama.client import AsramaError, NotFound
-from mcp_asrama.client.models import RekapKesehatan
+from mcp_asrama.client.client import Values
+from mcp_asrama.client.models import KategoriKesehatan, RekapKesehatan
 from mcp_asrama.names import fold
 from mcp_asrama.server.arguments import Kamar, Kelas, Tanggal
 from mcp_asrama.server.core import state_of, tool_result
+from mcp_asrama.server.features import anak_reads
 from mcp_asrama.server.features.common import NO_ACCESS, Result, check_range
-from mcp_asrama.server.guard import audit, scoped_records
+from mcp_asrama.server.features.records import RECORD_PAGE, Page, records
+from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 SMALL_COUNT = 5
 HIDDEN: Literal["disembunyikan"] = "disembunyikan"
 TOTAL = ""  # the total's key among the cells of one answer (no category is named so)
 UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data kesehatan (butuh layanan mcp-asrama)."
+KATEGORI_KESEHATAN = ("demam", "batuk-pilek", "pencernaan", "cedera", "kulit", "lainnya")
 Hitungan = int | Literal["disembunyikan"]
 
 
@@ -151,7 +156,7 @@ async def _checked(
             raise
         if group is None:
             raise ToolError(_ask("layanan data ini tidak memberi daftar kelas; minta per kelas")) from None
-        size, _ = await reader.cari_anak(nama=None, kelas=group, kamar=None, status=None, limit=1, offset=0)
+        size, _ = await anak_reads.cari_anak(reader, nama=None, kelas=group, kamar=None, status=None, limit=1, offset=0)
         if size < minimum:
             raise ToolError(_ask(f"kelas {group} beranggota kurang dari {minimum} anak")) from None
         return group
@@ -167,6 +172,61 @@ async def _checked(
     if fold(group) in hidden_classes(sizes, minimum):
         raise ToolError(_ask(f"kelas {group} ikut dirahasiakan agar kelas kecil tidak terhitung dari selisihnya"))
     return group
+
+
+async def kunjungan(
+    reader: Terbatas,
+    *,
+    klinik: bool,
+    id_anak: str | None,
+    kelas: str | None,
+    kamar: str | None,
+    dari: date | None,
+    sampai: date | None,
+) -> tuple[list[Any], bool]:
+    """Visible clinic visits, latest first: with health details (`KunjunganKlinik`) only when `klinik` and the
+    principal has `peran:kesehatan`, else `Kunjungan` (no detail is even parsed)."""
+    klinik = klinik and reader.akses.klinik
+
+    def fetch(k: Values, m: Values, offset: int) -> Awaitable[Page]:
+        return reader.client.daftar_kunjungan(
+            klinik=klinik,
+            id_anak=id_anak,
+            kelas=k,
+            kamar=m,
+            dari=dari,
+            sampai=sampai,
+            limit=RECORD_PAGE,
+            offset=offset,
+        )
+
+    return await records(reader, fetch, kelas, kamar, one_student=id_anak is not None)
+
+
+async def _rekap(reader: Terbatas, dari: date, sampai: date, *, kelas: str | None, kamar: str | None) -> RekapKesehatan:
+    """Visits and distinct students per category over a range, for the visible students (counts only)."""
+
+    def fetch(k: Values, m: Values) -> Awaitable[RekapKesehatan]:
+        return reader.client.rekap_kesehatan(dari, sampai, kelas=k, kamar=m)
+
+    # Counts only, no rows to check: a scope's counts come from the service itself only when it is ours (it
+    # honours every filter); otherwise from the visits, each checked.
+    whole = await reader.whole(kelas, kamar, fetch, lambda r: [])
+    if whole is not None and (reader.akses.semua or reader.client.filter_ganda):
+        return whole
+    visits, complete = await kunjungan(
+        reader, klinik=False, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
+    )
+    if not complete:
+        raise ToolError("Terlalu banyak kunjungan klinik untuk direkap; persempit rentang, kelas atau kamar.")
+    per_visit = Counter(v.kategori for v in visits)
+    students: dict[str, set[str]] = {}
+    for v in visits:
+        students.setdefault(v.kategori, set()).add(v.id_anak)
+    kinds = [*KATEGORI_KESEHATAN, *sorted(set(per_visit) - set(KATEGORI_KESEHATAN))]
+    rows = [KategoriKesehatan(kategori=k, kunjungan=per_visit[k], anak=len(students.get(k, ()))) for k in kinds]
+    anak = len({v.id_anak for v in visits})
+    return RekapKesehatan(dari=dari, sampai=sampai, kunjungan=len(visits), anak=anak, per_kategori=rows)
 
 
 async def rekap_kesehatan(
@@ -187,7 +247,7 @@ async def rekap_kesehatan(
         k, m = await _checked(reader, ctx, dari, sampai, kelas, kamar), None
         name = f"kelas {k}" if k else ""
     try:
-        rekap = await scoped_records.rekap_kesehatan(reader, dari, sampai, kelas=k, kamar=m)
+        rekap = await _rekap(reader, dari, sampai, kelas=k, kamar=m)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     group = {"kelas": k, "kamar": m} if k or m else {"sekolah": True}

@@ -13,6 +13,7 @@ from pydantic import Field
 from mcp_asrama.client import NotFound
 from mcp_asrama.server.arguments import is_id, parse_tanggal
 from mcp_asrama.server.core import AsramaServer, state_of
+from mcp_asrama.server.features import anak_reads
 from mcp_asrama.server.guard.scoped import terbatas
 
 
@@ -116,7 +117,7 @@ async def laporan_bulanan_wali(
     awal, akhir = _bulan(bulan)
     reader = terbatas(ctx)
     try:
-        await reader.detail_anak(ident)
+        await anak_reads.detail_anak(reader, ident)
     except NotFound:
         raise MCPError(code=INVALID_PARAMS, message=OUT_OF_SCOPE.format(what="anak") + " (atau id tidak ada)") from None
     a, z = awal.isoformat(), akhir.isoformat()

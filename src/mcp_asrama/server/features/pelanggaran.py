@@ -7,6 +7,7 @@ student. Who records: only for the students in the room/class scope, whatever th
 no output model here declares them.
 """
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated
@@ -17,7 +18,15 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.models import Anak, JenisPelanggaran, JumlahKategori, Pelanggaran, RekapPelanggaranAnak
+from mcp_asrama.client.client import Values
+from mcp_asrama.client.models import (
+    Anak,
+    JenisPelanggaran,
+    JumlahKategori,
+    Pelanggaran,
+    RekapPelanggaran,
+    RekapPelanggaranAnak,
+)
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, KodeJenis, Poin, Tanggal, is_id
 from mcp_asrama.server.core import AsramaServer, tool_result
@@ -32,8 +41,9 @@ from mcp_asrama.server.features.common import (
     check_range,
     not_future,
 )
+from mcp_asrama.server.features.records import RECORD_PAGE, Page, records, summary_rows
 from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
-from mcp_asrama.server.guard import audit, scoped_records
+from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
@@ -103,10 +113,14 @@ async def ringkas_pelanggaran(
     """One student's violations (the student visible to the caller's view of violations), aggregates first."""
     view = reader.pelanggaran_view()
     anak = await satu_anak(view, id_anak)
-    try:
-        found, complete = await scoped_records.pelanggaran(
-            view, id_anak=anak.id, kelas=None, kamar=None, dari=dari, sampai=sampai
+
+    def fetch(k: Values, m: Values, offset: int) -> Awaitable[Page]:
+        return view.client.daftar_pelanggaran(
+            id_anak=anak.id, kelas=k, kamar=m, dari=dari, sampai=sampai, limit=RECORD_PAGE, offset=offset
         )
+
+    try:
+        found, complete = await records(view, fetch, None, None, one_student=True)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     rows = [p for p in found if p.id_anak == anak.id]
@@ -131,6 +145,22 @@ async def ringkas_pelanggaran(
     )
 
 
+async def _rekap(view: Terbatas, dari: date, sampai: date, *, kelas: str | None, kamar: str | None) -> RekapPelanggaran:
+    """Violations over a range for the visible students (`view` from `pelanggaran_view()`), most points first."""
+
+    def fetch(_: int | None) -> Callable[[Values, Values], Awaitable[RekapPelanggaran]]:
+        return lambda k, m: view.client.rekap_pelanggaran(dari, sampai, kelas=k, kamar=m)
+
+    whole, merged = await summary_rows(view, kelas, kamar, fetch, lambda r: r.per_anak)
+    if whole is not None:
+        return whole
+    rows = sorted(merged, key=lambda r: (-r.poin, -r.jumlah, r.id_anak))
+    total = JumlahKategori(
+        **{f: sum(getattr(r, f) for r in rows) for f in ("ringan", "sedang", "berat", "jumlah", "poin")}
+    )
+    return RekapPelanggaran(dari=dari, sampai=sampai, jumlah_anak=len(rows), total=total, per_anak=rows)
+
+
 async def pelanggaran_anak(
     ctx: Context, id_anak: IdAnak, dari: Tanggal | None = None, sampai: Tanggal | None = None
 ) -> Annotated[CallToolResult, HasilPelanggaranAnak]:
@@ -150,7 +180,7 @@ async def rekap_pelanggaran(
     check_range(dari, sampai)
     view = terbatas(ctx).pelanggaran_view()
     try:
-        rekap = await scoped_records.rekap_pelanggaran(view, dari, sampai, kelas=kelas, kamar=kamar)
+        rekap = await _rekap(view, dari, sampai, kelas=kelas, kamar=kamar)
     except NotFound:
         raise ToolError(UNSUPPORTED) from None
     top = sorted(rekap.per_anak, key=lambda r: (-r.poin, -r.jumlah))[:TOP]

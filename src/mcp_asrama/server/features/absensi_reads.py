@@ -1,0 +1,135 @@
+"""Attendance as the caller may see it: one day of every visible student of a filter, the day's rows of named
+students, and the counts over a range.
+
+A day from a service without our `semua_anak` extension adds the `/anak` pages of the filter's students, to find
+who has no record; a range takes the service's own counts when one request covers the scope.
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import date
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from mcp_asrama.client import NotFound
+from mcp_asrama.client.client import Values
+from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi, JumlahStatus, RekapAbsensi
+from mcp_asrama.names import fold
+from mcp_asrama.server.features.anak_reads import everyone
+from mcp_asrama.server.features.records import summary_rows
+from mcp_asrama.server.guard.scoped import PAGE, Terbatas
+from mcp_asrama.server.progress import pages_left
+
+STATUSES = ("hadir", "izin", "sakit", "alpa")
+
+
+@dataclass(frozen=True)
+class Hari:
+    """One day's visible rows; `lengkap` when they include every visible student of the filter (those without a
+    record as `belum_dicatat`), false when the service could not list the students (then only the records)."""
+
+    rows: list[CatatanAbsensi]
+    lengkap: bool
+
+
+async def absensi(reader: Terbatas, tanggal: date, kelas: str | None, kamar: str | None) -> Hari:
+    """One day's visible rows matching kelas/kamar, each student once: the records, and every visible student
+    of the filter without one as `belum_dicatat` — from our service in the same request (`semua_anak`), else
+    listed through `/anak`. When a service cannot list them, only the records (`lengkap` false)."""
+
+    async def day(unit_kelas: Values, unit_kamar: Values) -> tuple[list[CatatanAbsensi], bool]:
+        found = await reader.client.absensi(tanggal, kelas=unit_kelas, kamar=unit_kamar, semua_anak=True)
+        if found.semua_anak:
+            return found.data, True
+        # Not our extension: rows may lack kelas/kamar, and nobody unrecorded is in them.
+        _require(reader, found.data, kelas=unit_kelas is not None, kamar=unit_kamar is not None)
+        unrecorded = await _unrecorded(reader, found.data, unit_kelas, unit_kamar)
+        return [*found.data, *(unrecorded or [])], unrecorded is not None
+
+    days = await reader.per_unit(kelas, kamar, day)
+    lengkap = all(complete for _, complete in days)
+    merged: dict[str, CatatanAbsensi] = {}
+    for rows, _ in days:
+        wanted = [r for r in rows if _matches(r.kelas, kelas) and _matches(r.kamar, kamar)]
+        for record in reader.visible_rows(wanted):
+            merged.setdefault(record.id_anak, record)
+    return Hari([r for r in merged.values() if lengkap or r.status != BELUM_DICATAT], lengkap)
+
+
+async def _unrecorded(
+    reader: Terbatas, records: list[CatatanAbsensi], kelas: Values, kamar: Values
+) -> list[CatatanAbsensi] | None:
+    """The students of one upstream filter without a row in `records`, listed through `/anak`; None when the
+    service cannot list them all."""
+    try:
+        students = await everyone(reader, None, kelas, kamar, None)
+    except NotFound:
+        return None
+    if students is None:
+        return None
+    recorded = {r.id_anak for r in records}
+    return [
+        CatatanAbsensi(id_anak=a.id, status=BELUM_DICATAT, nama=a.nama, kelas=a.kelas, kamar=a.kamar)
+        for a in students
+        if a.id not in recorded
+    ]
+
+
+def _require(reader: Terbatas, records: list[CatatanAbsensi], *, kelas: bool, kamar: bool) -> None:
+    """Rows must say which class and room they belong to whenever we must filter or scope on them."""
+    semua = reader.akses.semua
+    needed = [name for name, wanted in (("kelas", kelas), ("kamar", kamar)) if wanted or not semua]
+    for name in needed:
+        if any(getattr(r, name) is None for r in records):
+            raise ToolError(
+                f"Layanan data asrama tidak menyertakan {name} pada data absensi, jadi filter {name} atau "
+                f"batas wewenang tidak bisa diterapkan. Panggil tanpa filter {name}, lalu cocokkan dengan "
+                f"cari_anak({name}=...)."
+                if semua
+                else "Layanan data asrama tidak menyertakan kelas/kamar pada data absensi, jadi data tidak bisa "
+                "dibatasi sesuai wewenang Anda. Minta admin memakai layanan yang menyertakannya."
+            )
+
+
+def _matches(value: str | None, wanted: str | None) -> bool:
+    return wanted is None or (value is not None and fold(value) == fold(wanted))
+
+
+async def catatan_anak(reader: Terbatas, tanggal: date, ids: list[str]) -> dict[str, CatatanAbsensi] | None:
+    """The day's row of each of `ids` this principal may see (`belum_dicatat` without a record), by id; an
+    unknown or invisible id is absent. None when the service cannot look students up by id (not ours)."""
+    found: dict[str, CatatanAbsensi] = {}
+    reader.kemajuan.expect(pages_left(len(ids), 0, PAGE))
+    for start in range(0, len(ids), PAGE):
+        await reader.kemajuan.step()
+        day = await reader.client.absensi(tanggal, semua_anak=True, ids=ids[start : start + PAGE])
+        if not day.semua_anak:
+            return None
+        wanted = set(ids[start : start + PAGE])
+        found.update((r.id_anak, r) for r in reader.visible_rows(day.data) if r.id_anak in wanted)
+    await reader.kemajuan.done()
+    return found
+
+
+async def rekap(
+    reader: Terbatas,
+    dari: date,
+    sampai: date,
+    *,
+    kelas: str | None,
+    kamar: str | None,
+    id_anak: str | None,
+    top: int,
+) -> RekapAbsensi:
+    """Counts over a range for the visible students, with per-student rows (most absent first, at least the
+    first `top`): the service's own when one request covers the scope, else merged from one per unit."""
+
+    def fetch(limit: int | None) -> Callable[[Values, Values], Awaitable[RekapAbsensi]]:
+        return lambda k, m: reader.client.rekap(dari, sampai, kelas=k, kamar=m, id_anak=id_anak, limit=limit)
+
+    whole, merged = await summary_rows(reader, kelas, kamar, fetch, lambda r: r.per_anak, top=top)
+    if whole is not None:
+        return whole
+    rows = sorted(merged, key=lambda r: r.tidak_hadir, reverse=True)
+    total = JumlahStatus(**{s: sum(getattr(r, s) for r in rows) for s in STATUSES})
+    return RekapAbsensi(dari=dari, sampai=sampai, total=total, jumlah_anak=len(rows), per_anak=rows)

@@ -1,0 +1,157 @@
+"""Students as the caller may see them: a search (one page and the total of the visible matches) and one student.
+
+A one-sided scope (rooms only, or classes only) passes `limit`/`offset` upstream and takes the service's `total`, as
+the office does. A two-sided one asks each side for only its first `offset + limit` rows, concurrently, merges them
+by name and id, and counts the overlap of the two sides (a student in a room *and* a class in scope) once. When a
+row fails the scope (an upstream that ignored a filter) the search falls back to gathering every match and
+filtering it, so a student outside the scope never counts, is never named and never listed.
+"""
+
+from collections.abc import Awaitable, Callable
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from mcp_asrama.client import NoMultiFilter
+from mcp_asrama.client.client import Values
+from mcp_asrama.client.models import Anak
+from mcp_asrama.server.guard.scope_units import Unit, gather, overlap
+from mcp_asrama.server.guard.scoped import MAX_SCOPED_ROWS, PAGE, Terbatas
+from mcp_asrama.server.progress import pages_left
+
+TOO_MANY = "Terlalu banyak anak yang cocok untuk didaftar; persempit dengan nama, kelas atau kamar."
+
+
+async def cari_anak(
+    reader: Terbatas,
+    *,
+    nama: str | None,
+    kelas: str | None,
+    kamar: str | None,
+    status: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[int, list[Anak]]:
+    """(total visible matches, one page), ordered by name then id."""
+    if reader.akses.semua:
+        found = await reader.client.cari_anak(
+            nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset
+        )
+        return found.total, found.data
+    try:
+        return await _cari(reader, nama, kelas, kamar, status, limit, offset, single=False)
+    except NoMultiFilter:
+        return await _cari(reader, nama, kelas, kamar, status, limit, offset, single=True)
+
+
+async def _cari(
+    reader: Terbatas,
+    nama: str | None,
+    kelas: str | None,
+    kamar: str | None,
+    status: str | None,
+    limit: int,
+    offset: int,
+    *,
+    single: bool,
+) -> tuple[int, list[Anak]]:
+    rooms, classes = reader.sides(kelas, kamar, single=single)
+    units = [*rooms, *classes]
+    if len(set(units)) == 1:  # one request, the page as the service cuts it
+        (unit_kelas, unit_kamar), *_ = units
+        page = await reader.client.cari_anak(
+            nama=nama, kelas=unit_kelas, kamar=unit_kamar, status=status, limit=limit, offset=offset
+        )
+        if len(reader.visible_rows(page.data)) == len(page.data):
+            return page.total, page.data
+    elif units:
+        overlaps = [o for room in rooms for klass in classes if (o := overlap(room, klass)) is not None]
+        reader.kemajuan.expect(len(units) + len(overlaps))
+        heads = [_head(reader, nama, u, status, offset + limit) for u in units]
+        counted = [_head(reader, nama, u, status, 1) for u in overlaps]  # only their totals count
+        found = await gather([*heads, *counted])
+        await reader.kemajuan.done()
+        if all(h is not None for h in found):
+            pages = [h for h in found if h is not None]
+            merged = {a.id: a for _, rows in pages[: len(units)] for a in rows}
+            if len(reader.visible_rows(merged.values())) == len(merged):
+                # The rooms' side and the classes' side are each disjoint; their overlaps were counted twice.
+                total = sum(t for t, _ in pages[: len(units)]) - sum(t for t, _ in pages[len(units) :])
+                ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
+                return total, ordered[offset : offset + limit]
+    else:
+        return 0, []
+    return await _gathered(reader, nama, list(dict.fromkeys(units)), status, limit, offset)
+
+
+def _head(
+    reader: Terbatas, nama: str | None, unit: Unit, status: str | None, rows: int
+) -> Callable[[], Awaitable[tuple[int, list[Anak]] | None]]:
+    """(total, its first `rows` matches) of one unit, page by page; None when its pages overlap (a service that
+    ignores `offset`)."""
+
+    async def head() -> tuple[int, list[Anak]] | None:
+        found: dict[str, Anak] = {}
+        while True:
+            await reader.kemajuan.step()
+            page = await reader.client.cari_anak(
+                nama=nama,
+                kelas=unit[0],
+                kamar=unit[1],
+                status=status,
+                limit=min(PAGE, rows - len(found)),
+                offset=len(found),
+            )
+            if not found:
+                reader.kemajuan.expect(pages_left(min(page.total, rows), len(page.data), PAGE))
+            fresh = {a.id: a for a in page.data if a.id not in found}
+            if len(fresh) < len(page.data):
+                return None
+            found.update(fresh)
+            if len(found) >= min(page.total, rows) or not page.data:
+                return page.total, list(found.values())
+
+    return head
+
+
+async def _gathered(
+    reader: Terbatas, nama: str | None, units: list[Unit], status: str | None, limit: int, offset: int
+) -> tuple[int, list[Anak]]:
+    """The fallback: every match of each unit, filtered on the rows themselves."""
+    merged: dict[str, Anak] = {}
+    reader.kemajuan.expect(len(units))
+    for unit_kelas, unit_kamar in units:
+        matches = await everyone(reader, nama, unit_kelas, unit_kamar, status)
+        if matches is None:
+            raise ToolError(TOO_MANY)
+        merged.update((a.id, a) for a in reader.visible_rows(matches))
+    await reader.kemajuan.done()
+    ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
+    return len(ordered), ordered[offset : offset + limit]
+
+
+async def everyone(
+    reader: Terbatas, nama: str | None, kelas: Values, kamar: Values, status: str | None
+) -> list[Anak] | None:
+    """Every match of one upstream filter, page by page; None when the service cannot give them all: more than
+    `MAX_SCOPED_ROWS`, or pages that do not add up to its total (a tutorial-contract service ignores `offset`)."""
+    found: dict[str, Anak] = {}
+    while True:
+        await reader.kemajuan.step()
+        page = await reader.client.cari_anak(
+            nama=nama, kelas=kelas, kamar=kamar, status=status, limit=PAGE, offset=len(found)
+        )
+        if not found:
+            reader.kemajuan.expect(pages_left(min(page.total, MAX_SCOPED_ROWS), len(page.data), PAGE))
+        fresh = {a.id: a for a in page.data if a.id not in found}
+        if len(fresh) < len(page.data):
+            return None  # a row repeated: the pages overlap
+        found.update(fresh)
+        if len(found) >= page.total:
+            return list(found.values())
+        if not page.data or len(found) >= MAX_SCOPED_ROWS:
+            return None
+
+
+async def detail_anak(reader: Terbatas, id_anak: str) -> Anak:
+    """One student, or `OutOfReach` (a NotFound) when outside the scope."""
+    return reader.reveal(await reader.client.detail_anak(id_anak))

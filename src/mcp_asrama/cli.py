@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from mcp_asrama import __version__
 from mcp_asrama.config import data_dir
+from mcp_asrama.contract import IMPORT_KINDS
 from mcp_asrama.logs import configure_logging
 from mcp_asrama.ops.database import cmd_demo, cmd_import, cmd_service
 
@@ -268,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("-h", "--help", action=_HelpWithColumns)
     importer.add_argument(
         "kind",
-        choices=["anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan"],
+        choices=IMPORT_KINDS,
         help="anak: students; kamar: rooms; jenis_pelanggaran: the kinds of violation (by kode); pelanggaran, "
         "hafalan, kesehatan: violations, hafalan deposits, clinic visits (each row a new record)",
     )

@@ -1,10 +1,11 @@
 """`create_app(settings)`: the data service as a FastAPI application."""
 
+import importlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
@@ -13,26 +14,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_asrama import __version__
 from mcp_asrama.config import ServiceSettings
-from mcp_asrama.contract import FITUR, FITUR_HEADER
+from mcp_asrama.contract import DOMAINS, FITUR, FITUR_HEADER
 from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
 from mcp_asrama.logs import route_template
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import perubahan as crud_perubahan
 from mcp_asrama.service.db import analyse_if_needed, init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.feed import Feed
-from mcp_asrama.service.routes import (
-    absensi,
-    anak,
-    docs,
-    hafalan,
-    health,
-    izin,
-    kamar,
-    kelas,
-    kesehatan,
-    pelanggaran,
-    perubahan,
-)
+from mcp_asrama.service.routes import docs, health, perubahan
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +69,13 @@ class FeatureHeader:
         await self.app(scope, receive, send_with_header)
 
 
+def routers() -> list[APIRouter]:
+    """Every domain's router (`mcp_asrama.service.routes.<name>`, in the order of `contract.DOMAINS`), then the
+    change feed's, the health check's and the docs'."""
+    domains = [importlib.import_module(f"mcp_asrama.service.routes.{d.name}") for d in DOMAINS]
+    return [module.router for module in (*domains, perubahan, health, docs)]
+
+
 class NoToken(ValueError):
     """The service never serves data without a token (`ServiceSettings.with_token` supplies one)."""
 
@@ -122,8 +118,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app.state.sessions = make_sessionmaker(engine, retention)
     app.state.feed = feed = Feed(settings.db_url)
     crud_perubahan.on_commit(app.state.sessions, lambda _newest: feed.wake())
-    for module in (anak, kamar, kelas, absensi, izin, pelanggaran, hafalan, kesehatan, perubahan, health, docs):
-        app.include_router(module.router)
+    for router in routers():
+        app.include_router(router)
     policy = HttpPolicy.of(settings.host, settings.service_allowed_hosts, settings.service_allowed_origins)
     app.add_middleware(HostOriginGate, policy=policy, host_exempt=("/healthz",))
     app.add_middleware(FeatureHeader)  # outermost: on the gate's refusals too

@@ -18,6 +18,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
+from mcp_asrama.contract import DOMAINS
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import hafalan as crud_hafalan
 from mcp_asrama.service.crud import perubahan
@@ -35,11 +36,9 @@ TARGETS: dict[str, tuple[type[BaseModel], Any, str | None]] = {  # model, table,
     "kesehatan": (KunjunganIn, KunjunganKlinik, None),
 }
 FEED_KINDS: dict[str, perubahan.Jenis] = {
-    "jenis_pelanggaran": "pelanggaran",
-    "pelanggaran": "pelanggaran",
-    "hafalan": "hafalan",
-    "kesehatan": "kesehatan",
+    kind: perubahan.jenis(d.name) for d in DOMAINS if d.feed for kind in d.imports
 }
+"""Each import kind's change-feed kind: its domain's (students and rooms too)."""
 HINTS = {
     "id_anak": "the id of a student in the database (1-64 letters, digits, '-', '_' or '.')",
     "kode": "1-40 lower-case letters, digits, '_' or '-', e.g. membawa_hp",

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from mcp_asrama.contract import IMPORT_KINDS
 from mcp_asrama.names import fold
 from mcp_asrama.service import import_pesantren as pesantren
 from mcp_asrama.service.crud import common as crud_common
@@ -29,13 +30,15 @@ from mcp_asrama.service.models import Anak, Kamar
 from mcp_asrama.service.schemas.anak import AnakIn
 from mcp_asrama.service.schemas.kamar import KamarIn
 
-Kind = Literal["anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan"]
-KINDS: tuple[Kind, ...] = ("anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan")
-_TARGETS: dict[str, tuple[type[BaseModel], Any, str | None]] = {
+Kind = str
+"""What `import` reads: one of `KINDS`, the import kinds of `contract.DOMAINS`."""
+KINDS: tuple[Kind, ...] = IMPORT_KINDS
+_BY_KIND: dict[str, tuple[type[BaseModel], Any, str | None]] = {
     "anak": (AnakIn, Anak, "id"),
     "kamar": (KamarIn, Kamar, "nama"),
     **pesantren.TARGETS,
 }
+_TARGETS = {kind: _BY_KIND[kind] for kind in KINDS}  # model, table, key of each kind, in the order of KINDS
 _HINTS = {  # the form a value must have: in row errors and in the column list
     "id": "1-64 letters, digits, '-', '_' or '.'",
     "nik": "16 digits",
@@ -274,7 +277,7 @@ def import_file(
             crud_common.upsert(session, table, rows, key=(key,))
         except crud_kamar.NameClash as clash:
             raise ImportRejected([str(clash)]) from clash
-        perubahan.catat(session, "anak" if kind == "anak" else "kamar")
+        perubahan.catat(session, pesantren.FEED_KINDS[kind])
         if kind == "anak" and (rooms or "kamar" in rows[0]):  # rooms created, or their occupancy may have changed
             perubahan.catat(session, "kamar")
     _refresh_statistics(sessions)

@@ -12,19 +12,28 @@ events now and then: always a prefix of ids, never the newest.
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Literal, get_args
+from typing import Any, cast, get_args
 
 from sqlalchemy import Connection, delete, event, func, insert, select, text
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
+from mcp_asrama.contract import FEED_KINDS, FeedKind
 from mcp_asrama.service.models import Anak, Perubahan
 
-Jenis = Literal["absensi", "izin", "anak", "kamar", "pelanggaran", "hafalan", "kesehatan"]
-JENIS: tuple[Jenis, ...] = get_args(Jenis)
+Jenis = FeedKind
+"""A change's kind: the name of a domain with a feed (`contract.DOMAINS`)."""
+JENIS: tuple[Jenis, ...] = get_args(FeedKind)
 CHANNEL = "asrama_perubahan"  # PostgreSQL NOTIFY channel; the payload is the newest id
 LOCK_KEY = 0x70657275626168  # the advisory lock taken while ids are given out: "perubah" in ASCII
 _PENDING = "perubahan"  # session.info: the changes queued in this transaction
 _STORED = "perubahan_disimpan"  # session.info: the newest id stored by the commit under way
+
+
+def jenis(name: str) -> Jenis:
+    """The feed kind of the domain `name`; ValueError when that domain has no feed."""
+    if name not in FEED_KINDS:
+        raise ValueError(f"no change feed for {name!r}")
+    return cast(Jenis, name)
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,15 @@ further: the server still answers every request, it just never hears of changes.
 
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import date
-from typing import Literal
 
 import anyio
 import httpx2
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
+
+from mcp_asrama.contract import FeedKind
+from mcp_asrama.contract.perubahan import Perubahan, Posisi
+
+__all__ = ["PATH", "Jenis", "Perubahan", "Posisi", "follow"]
 
 log = logging.getLogger(__name__)
 
@@ -24,27 +27,7 @@ FIRST_WAIT = 0.2  # seconds before the first reconnect; doubled after each failu
 MAX_WAIT = 5.0
 READ_TIMEOUT = 60.0  # the service pings every 15 s by default: a minute of silence is a dead stream
 
-Jenis = Literal["absensi", "izin", "anak", "kamar", "pelanggaran", "hafalan", "kesehatan"]
-
-
-class Perubahan(BaseModel):
-    """One committed change: its kind and keys, never personal data (`id_anak` None: any student may have changed;
-    `kelas`/`kamar`: where that student is, when the service says)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    id: int
-    jenis: Jenis
-    tanggal: date | None = None
-    id_anak: str | None = None
-    kamar: str | None = None
-    kelas: str | None = None
-
-
-class Posisi(BaseModel):
-    """The `data` of a `mulai` or `reset` frame: the head's id."""
-
-    id: int
+Jenis = FeedKind  # a change's kind: the name of a domain with a feed
 
 
 async def follow(

@@ -1,66 +1,43 @@
-"""The service's wire shapes, in families per domain (this module: the types they share): what comes in (`...In`),
-what goes out (`...Public`).
+"""The service's wire shapes, in families per domain (this module: the types they share): what comes in (`...In`,
+the contract's, used as they are), what goes out (`...Public`: the contract's shape a client keeps, extended with
+what only the service returns, narrowing a type where the service guarantees more: a page's `data: list[...Public]`
+is ignored by mypy, as a list of the narrower items is not a list of the shape's).
 
 Response models are a second privacy layer: a column added to a table never leaves unless declared here.
 """
 
-import re
-from datetime import date
-from typing import Annotated, Literal
-
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    StringConstraints,
+from mcp_asrama.contract.types import (
+    BELUM_DICATAT,
+    ID_PATTERN,
+    STATUS_ABSENSI,
+    AnakId,
+    Cari,
+    Catatan,
+    JenisKelamin,
+    Rapi,
+    StatusAbsensi,
+    StatusAnak,
+    StatusHarian,
+    Strict,
+    Tanggal,
+    TanpaNul,
+    Teks,
 )
 
-from mcp_asrama.names import tidy
-
-ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
-
-
-def _without_nul(value: str) -> str:
-    """Refuse NUL characters: PostgreSQL cannot store them and SQLite's full-text search cannot match them."""
-    if "\x00" in value:
-        raise ValueError("tidak boleh berisi karakter NUL")
-    return value
-
-
-TanpaNul = AfterValidator(_without_nul)
-Rapi = AfterValidator(tidy)
-"""A room or class name is stored tidy (whitespace collapsed, `mcp_asrama.names`) and matched by its fold."""
-AnakId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
-Teks = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), TanpaNul]
-Cari = Annotated[str, StringConstraints(max_length=200), TanpaNul]
-"""A search term, filter or looked-up id in a request (query or path): at most 200 characters, no NUL."""
-StatusAnak = Literal["aktif", "izin", "sakit", "pulang"]
-StatusAbsensi = Literal["hadir", "izin", "sakit", "alpa"]
-StatusHarian = Literal["hadir", "izin", "sakit", "alpa", "belum_dicatat"]
-"""The status of a row of `GET /absensi`: one recorded, or `belum_dicatat` (a student without a record that day)."""
-JenisKelamin = Literal["L", "P"]
-
-
-def _iso_date_text(value: object) -> object:
-    """Only `YYYY-MM-DD` text is a date here (pydantic would also take numbers as timestamps)."""
-    if isinstance(value, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-        raise ValueError("tanggal harus berformat YYYY-MM-DD")
-    if isinstance(value, int | float):
-        raise ValueError("tanggal harus berformat YYYY-MM-DD")
-    return value
-
-
-Tanggal = Annotated[date, BeforeValidator(_iso_date_text)]
-STATUS_ABSENSI: tuple[StatusAbsensi, ...] = ("hadir", "izin", "sakit", "alpa")
-BELUM_DICATAT: StatusHarian = "belum_dicatat"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-
-
-class Strict(BaseModel):
-    """An input shape: unknown fields refused, text trimmed."""
-
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+__all__ = [
+    "BELUM_DICATAT",
+    "ID_PATTERN",
+    "STATUS_ABSENSI",
+    "AnakId",
+    "Cari",
+    "Catatan",
+    "JenisKelamin",
+    "Rapi",
+    "StatusAbsensi",
+    "StatusAnak",
+    "StatusHarian",
+    "Strict",
+    "Tanggal",
+    "TanpaNul",
+    "Teks",
+]

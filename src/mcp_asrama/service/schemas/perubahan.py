@@ -1,25 +1,18 @@
-"""The change feed's event (`GET /perubahan`): a kind and its keys, never personal data."""
+"""The change feed's event (`GET /perubahan`): the contract's, every key sent (null: any of that kind)."""
 
 from datetime import date
 
-from pydantic import BaseModel
-
-from mcp_asrama.service.crud.perubahan import Jenis
+from mcp_asrama.contract import perubahan as wire
 
 
-class PerubahanPublic(BaseModel):
+class PerubahanPublic(wire.Perubahan):
     """One committed change: `tanggal`, `id_anak` and `kamar` say which records; null: any of that kind. With a
     student: `kamar` and `kelas` are that student's (who may see the change)."""
 
-    id: int
-    jenis: Jenis
     tanggal: date | None
     id_anak: str | None
     kamar: str | None
-    kelas: str | None = None
 
 
-class Kepala(BaseModel):
+class Kepala(wire.Posisi):
     """The newest event's id when the stream opened (0: none), in its first frame and in a reset."""
-
-    id: int

@@ -4,16 +4,23 @@ small to count (test_kesehatan_rekap has the rules), and audit lines of health d
 leaky upstream (health values in every visit it sends), then the real data service."""
 
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from fastapi import FastAPI
 from mcp import Client
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult
 
+from mcp_asrama.client import AsramaClient, make_http_client
+from mcp_asrama.server.features.kesehatan import rencana_kunjungan
 from mcp_asrama.server.features.kesehatan_rekap import KATEGORI_KESEHATAN
+from mcp_asrama.server.guard.access import Akses
+from mcp_asrama.server.guard.scoped import CLINIC_ONLY, Terbatas
 from tests.conftest import service_client
 from tests.server.conftest import connect, server_for
 from tests.server.support import Recording, call_error, call_ok, leaky_upstream
@@ -185,3 +192,28 @@ async def test_the_clinic_records_a_visit_when_confirmed_and_the_audit_marks_it(
     assert rounds and all(e.get("kesehatan") is True and e["disclosed"] == ["A003"] for e in rounds)
     assert rounds[-1]["write"]["confirmation"] == ("accepted" if action == "accept" else "declined")
     assert not any(value in log.read_text() for value in SECRET.values())
+
+
+@pytest.mark.parametrize("scope", NOT_CLINIC)
+async def test_a_visit_planned_again_for_anyone_but_the_clinic_is_refused_before_the_service_is_asked(
+    scope: list[str],
+) -> None:
+    # An usulan decided later builds its plan again outside tools/call: the guard's policy refuses it there too.
+    upstream = Recording(leaky_upstream())
+    http = make_http_client(
+        "http://127.0.0.1:8000", token=None, timeout=5, transport=httpx2.ASGITransport(app=upstream)
+    )
+    async with http:
+        reader = Terbatas(AsramaClient(http), Akses.parse(scope))
+        with pytest.raises(ToolError) as refused:
+            await rencana_kunjungan(reader, "A001", date(2026, 10, 6), "pusing", "lainnya")
+    assert str(refused.value) == CLINIC_ONLY and upstream.paths == []
+
+
+@pytest.mark.parametrize("scope", NOT_CLINIC)
+async def test_kesehatan_anak_is_listed_to_everyone_and_answered_only_to_the_clinic(era: str, scope: list[str]) -> None:
+    upstream = Recording(leaky_upstream())
+    async with connect(server_for(upstream, stdio_scope=scope), era) as client:
+        assert "kesehatan_anak" in [t.name for t in (await client.list_tools()).tools]
+        refused = await call_error(client, "kesehatan_anak", {"id_anak": "A001"})
+    assert refused == CLINIC_ONLY and upstream.paths == []

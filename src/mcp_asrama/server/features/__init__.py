@@ -1,6 +1,10 @@
 """What the model sees, one module per domain with its tools, resources and prompts; `register` adds them all in a
 fixed order (hosts cache the lists; a stable order keeps prompt caches warm). `laporan` holds the report prompts
-that span domains."""
+that span domains.
+
+Each module says its own part of the server's instructions: `RINGKASAN` names its reads, `RINGKASAN_TULIS` its
+writes; `instructions` composes them with the fixed opening and closing sentences.
+"""
 
 from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.features import (
@@ -17,12 +21,43 @@ from mcp_asrama.server.features import (
 )
 from mcp_asrama.server.features.write import Konfirmasi
 
+DOMAINS = (anak, kamar, absensi, pelanggaran, hafalan, kesehatan, catat_absensi, izin, usulan_tools, laporan)
+# The instructions tell the domains as a person meets them: the day (attendance, leave), then the records.
+TOLD = (anak, kamar, absensi, catat_absensi, izin, pelanggaran, hafalan, kesehatan, usulan_tools, laporan)
+READS = (  # before and after the reads' summaries
+    "Data anak asrama/pesantren: ",
+    ". Jawab hanya dari hasil tool; jangan menebak. Data pribadi (NIK, nomor HP wali, alamat) tidak tersedia.",
+)
+WRITES = (  # before and after the writes' summaries
+    " Bila wewenang Anda mengizinkan, ",
+    ": setiap pencatatan ditanyakan dulu kepada pengguna dan hanya ditulis bila ia menyetujui.",
+)
+
 
 def register(server: AsramaServer, book: Konfirmasi) -> None:
     """Add the tools, resources and prompts of every domain; each write tool's declaration joins `book`, so that
     an usulan of it can be decided later."""
-    for domain in (anak, kamar, absensi, pelanggaran, hafalan, kesehatan, catat_absensi, izin, usulan_tools, laporan):
+    for domain in DOMAINS:
         domain.register(server)
-    for domain in (pelanggaran, hafalan, kesehatan, catat_absensi, izin):
-        for spec in domain.PENULISAN:
+        for spec in getattr(domain, "PENULISAN", ()):
             book.tambah(spec)
+
+
+def _series(parts: list[str]) -> str:
+    """`a, b dan c`; a last part that opens with a comma (an aside) follows `dan` directly."""
+    *head, last = parts
+    return ", ".join(head) + (" dan" if last.startswith(",") else " dan ") + last if head else last
+
+
+def _told(summary: str) -> list[str]:
+    return [part for domain in TOLD if (part := getattr(domain, summary, None))]
+
+
+def instructions(writes: bool) -> str:
+    """The server's instructions: what each domain reads, and with `writes` what it records."""
+    lead, close = READS
+    text = lead + _series(_told("RINGKASAN")) + close
+    if writes:
+        lead, close = WRITES
+        text += lead + _series(_told("RINGKASAN_TULIS")) + close
+    return text

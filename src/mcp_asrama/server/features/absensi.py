@@ -22,6 +22,8 @@ from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
+RINGKASAN = "absensi satu hari (absensi_harian), rekap absensi (rekap_absensi)"
+
 TOP_ABSENT = 10
 
 

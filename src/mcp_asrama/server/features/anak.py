@@ -16,6 +16,8 @@ from mcp_asrama.server.features import anak_reads
 from mcp_asrama.server.features.common import JSON, NO_ACCESS, READ_ONLY, Result, add_tools
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
+RINGKASAN = "cari anak (cari_anak), detail satu anak (detail_anak)"
+
 
 class HasilCariAnak(Result):
     """Students matching the filters; `next_offset` is the offset of the next page when there is one."""

@@ -27,6 +27,8 @@ from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, 
 from mcp_asrama.server.guard.scoped import Terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
+RINGKASAN_TULIS = "catat absensi (catat_absensi)"
+
 MAX_ROWS = 300
 MAX_NOTE_SHOWN = 80
 ABSENT = ("sakit", "izin", "alpa")  # a record `yang_lain` never overwrites

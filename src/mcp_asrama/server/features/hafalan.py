@@ -42,6 +42,9 @@ from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, 
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
+RINGKASAN = "hafalan Al-Qur'an (hafalan_anak, progres_hafalan)"
+RINGKASAN_TULIS = "setoran hafalan (catat_setoran_hafalan)"
+
 LATEST = 10
 # The students `progres_hafalan` asks the service for (its most): more than one result can show, since a row takes
 # at least ~75 bytes of RESULT_BUDGET's 20,000; the count and averages are always those of all.

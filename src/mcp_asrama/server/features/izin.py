@@ -30,6 +30,9 @@ from mcp_asrama.server.guard.scope_units import gather
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
+RINGKASAN = "izin (daftar_izin)"
+RINGKASAN_TULIS = "ajukan izin (ajukan_izin), akhiri izin (akhiri_izin)"
+
 MAX_DAYS = 30
 IZIN_PAGE = 500  # the service's largest page of izin
 CREATES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)

@@ -12,6 +12,8 @@ from mcp_asrama.server.core import AsramaServer, resource_context, tool_result
 from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
+RINGKASAN = "daftar kamar (daftar_kamar)"
+
 
 class HasilDaftarKamar(Result):
     """Every room with building, capacity, occupancy and musyrif."""

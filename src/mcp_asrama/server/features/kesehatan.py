@@ -32,6 +32,10 @@ from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import CLINIC_ONLY, Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
+RINGKASAN = "kesehatan (rekap_kesehatan: hanya jumlah; kesehatan_anak: rincian hanya untuk petugas klinik)"
+# An aside opening with a comma: "… dan, bagi petugas klinik, kunjungan klinik (…)".
+RINGKASAN_TULIS = ", bagi petugas klinik, kunjungan klinik (catat_kunjungan_klinik)"
+
 __all__ = ["CLINIC_ONLY"]  # the guard's refusal, named here as before
 
 

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from mcp_asrama.client import NotFound
 from mcp_asrama.server.arguments import is_id, parse_tanggal
-from mcp_asrama.server.core import AsramaServer, state_of
+from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.features import anak_reads
 from mcp_asrama.server.guard.scoped import terbatas
 
@@ -35,17 +35,17 @@ def _date(name: str, value: str) -> date:
 OUT_OF_SCOPE = "Di luar wewenang Anda: token Anda tidak memberi akses ke {what} ini."
 
 
-def _allow(ctx: Context[Any, Any], allowed: bool, what: str) -> None:
-    """Refuse a report on something the principal may not see (the template itself holds no data)."""
-    akses = state_of(ctx).principal().akses
-    if akses.kosong or not allowed:
+def _allow(ctx: Context[Any, Any], what: str, **unit: Any) -> None:
+    """Refuse a report on a room or class the principal may not see, as the guard's policy says (the template
+    itself holds no data)."""
+    if not terbatas(ctx).may_report(**unit):
         raise MCPError(code=INVALID_PARAMS, message=OUT_OF_SCOPE.format(what=what))
 
 
 def laporan_kamar(nama_kamar: Annotated[str, Field(description="Nama kamar, mis. 'Al-Fatih 1'")], ctx: Context) -> str:
     """Laporan singkat satu kamar: penghuni, terisi vs kapasitas, dan siapa yang tidak hadir hari ini."""
     kamar = _text("nama_kamar", nama_kamar)
-    _allow(ctx, state_of(ctx).principal().akses.boleh_kamar(kamar), "kamar")
+    _allow(ctx, "kamar", kamar=kamar)
     return (
         f'Buatkan laporan singkat untuk kamar "{kamar}" per hari ini ({date.today().isoformat()}). '
         f'Gunakan daftar_kamar untuk gedung, kapasitas, terisi dan musyrif; cari_anak(kamar="{kamar}") untuk '
@@ -61,9 +61,8 @@ def laporan_harian(
 ) -> str:
     """Laporan absensi satu hari, untuk seluruh asrama atau satu kelas."""
     hari = _date("tanggal", tanggal).isoformat()
-    akses = state_of(ctx).principal().akses
     # A musyrif may report on the part of a class that lives in his rooms; tools show only that part.
-    _allow(ctx, kelas is None or akses.boleh_kelas(kelas) or bool(akses.kamar), "kelas")
+    _allow(ctx, "kelas", kelas=kelas, rooms_of_class=True)
     cakupan = f'kelas "{_text("kelas", kelas, 20)}"' if kelas else "seluruh asrama"
     filter_kelas = f', kelas="{_text("kelas", kelas, 20)}"' if kelas else ""
     return (
@@ -81,7 +80,7 @@ def rekap_wali_kelas(
 ) -> str:
     """Rekap absensi satu kelas untuk wali kelas, dengan anak yang perlu diperhatikan."""
     nama_kelas = _text("kelas", kelas, 20)
-    _allow(ctx, state_of(ctx).principal().akses.boleh_kelas(nama_kelas), "kelas")
+    _allow(ctx, "kelas", kelas=nama_kelas)
     awal, akhir = _date("dari", dari), _date("sampai", sampai)
     if akhir < awal:
         raise MCPError(code=INVALID_PARAMS, message="sampai harus sama dengan atau sesudah dari")
@@ -147,7 +146,7 @@ def rapat_wali_kelas(
 ) -> str:
     """Bahan rapat wali kelas untuk satu bulan: kehadiran, hafalan, pelanggaran dan jumlah kunjungan klinik."""
     nama_kelas = _text("kelas", kelas, 20)
-    _allow(ctx, state_of(ctx).principal().akses.boleh_kelas(nama_kelas), "kelas")
+    _allow(ctx, "kelas", kelas=nama_kelas)
     awal, akhir = _bulan(bulan)
     a, z, k = awal.isoformat(), akhir.isoformat(), nama_kelas
     return (

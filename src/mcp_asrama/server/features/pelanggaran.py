@@ -47,6 +47,9 @@ from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
+RINGKASAN = "pelanggaran (pelanggaran_anak, rekap_pelanggaran)"
+RINGKASAN_TULIS = "catat pelanggaran (catat_pelanggaran)"
+
 TOP = 10
 UNSUPPORTED = "Layanan data asrama ini tidak menyediakan data pelanggaran (butuh layanan mcp-asrama)."
 BK_READS = (

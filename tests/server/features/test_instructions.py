@@ -1,0 +1,34 @@
+"""The server's instructions are composed from each feature's own summary, word for word as they were written by
+hand before (the READS and WRITE_NOTE of app.py)."""
+
+from mcp_asrama.server import features
+
+READS = (
+    "Data anak asrama/pesantren: cari anak (cari_anak), detail satu anak (detail_anak), daftar kamar (daftar_kamar), "
+    "absensi satu hari (absensi_harian), rekap absensi (rekap_absensi), izin (daftar_izin), pelanggaran "
+    "(pelanggaran_anak, rekap_pelanggaran), hafalan Al-Qur'an (hafalan_anak, progres_hafalan) dan kesehatan "
+    "(rekap_kesehatan: hanya jumlah; kesehatan_anak: rincian hanya untuk petugas klinik). "
+    "Jawab hanya dari hasil tool; jangan menebak. Data pribadi (NIK, nomor HP wali, alamat) tidak tersedia."
+)
+WRITE_NOTE = (
+    " Bila wewenang Anda mengizinkan, catat absensi (catat_absensi), ajukan izin (ajukan_izin), akhiri izin "
+    "(akhiri_izin), catat pelanggaran (catat_pelanggaran), setoran hafalan (catat_setoran_hafalan) dan, bagi "
+    "petugas klinik, kunjungan klinik (catat_kunjungan_klinik): setiap pencatatan ditanyakan dulu kepada pengguna "
+    "dan hanya ditulis bila ia menyetujui."
+)
+
+
+def test_without_writes_the_instructions_name_the_reads() -> None:
+    assert features.instructions(writes=False) == READS
+
+
+def test_with_writes_they_name_the_writes_too() -> None:
+    assert features.instructions(writes=True) == READS + WRITE_NOTE
+
+
+def test_every_domain_is_told_and_every_tool_of_a_summary_is_named() -> None:
+    assert set(features.TOLD) == set(features.DOMAINS)
+    text = features.instructions(writes=True)
+    for domain in features.DOMAINS:
+        for spec in getattr(domain, "PENULISAN", ()):
+            assert f"({spec.tool})" in text

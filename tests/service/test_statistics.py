@@ -17,6 +17,7 @@ from mcp_asrama.service.crud import izin as crud_izin
 from mcp_asrama.service.db import analyse_if_needed, init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.importer import import_file
 from mcp_asrama.service.models import Anak, Izin, Kamar
+from mcp_asrama.service.records import Paging
 
 TODAY = date(2026, 12, 1)
 
@@ -78,7 +79,7 @@ def _plans(engine: Engine, run: Callable[[Session], object]) -> list[str]:
 def _izin_page(kelas: str) -> Callable[[Session], object]:
     def run(session: Session) -> object:
         total, page = crud_izin.search(
-            session, aktif=None, kelas=kelas, kamar=None, id_anak=None, today=TODAY, limit=500, offset=0
+            session, Paging(limit=500), aktif=None, kelas=kelas, kamar=None, id_anak=None, today=TODAY
         )
         assert total == len(page)
         return page

@@ -5,7 +5,7 @@
   filters and order);
 - `add`: a new record with its handle, student, actor and time, stored with its change-feed event;
 - `create`: the idempotent POST (lock the student, replay, 404 for an unknown student, write, commit the answer);
-- `public`: the answer, the record's columns beside the student's name, class and room.
+- `public`: the answer, the record's columns beside the `student`'s name, class and room.
 
 A domain keeps only its own columns, its rekap and its special routes.
 """
@@ -155,7 +155,12 @@ def create(
     return once.commit(session, status_code, write(anak))
 
 
+def student(anak: Anak) -> dict[str, Any]:
+    """What an answer says of a record's student: id, name, class and room."""
+    return {"id_anak": anak.id, "nama": anak.nama, "kelas": anak.kelas, "kamar": anak.kamar}
+
+
 def public(shape: type[Shape], record: Any, anak: Anak, **extra: Any) -> Shape:
-    """`shape` of `record`: its columns that `shape` has, the student's name, class and room, and `extra`."""
+    """`shape` of `record`: its columns that `shape` has, the `student`, and `extra`."""
     values = {name: getattr(record, name) for name in shape.model_fields if hasattr(record, name)}
-    return shape(**{**values, "id_anak": anak.id, "nama": anak.nama, "kelas": anak.kelas, "kamar": anak.kamar, **extra})
+    return shape(**{**values, **student(anak), **extra})

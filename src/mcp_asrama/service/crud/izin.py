@@ -123,6 +123,7 @@ def get(session: Session, id_izin: str) -> tuple[Izin, Anak] | None:
 
 def search(
     session: Session,
+    paging: Paging,
     *,
     aktif: bool | None,
     kelas: FilterValues,
@@ -130,8 +131,6 @@ def search(
     id_anak: str | None,
     today: date,
     pada: date | None = None,
-    limit: int,
-    offset: int,
 ) -> tuple[int, Sequence[tuple[Izin, Anak]]]:
     """Izin records matching every given filter (`aktif`: running today or not; `pada`: running that day), latest
     first: (total, one page)."""
@@ -140,5 +139,5 @@ def search(
         filters.append(_running(today) if aktif else ~_running(today))
     if pada is not None:
         filters.append(_running(pada))
-    total, page = records.page(session, Izin, filters, Paging(limit, offset), order=(Izin.dari.desc(), Izin.id))
+    total, page = records.page(session, Izin, filters, paging, order=(Izin.dari.desc(), Izin.id))
     return total, [(i, a) for i, a in page]

@@ -10,6 +10,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from sqlalchemy.orm import Session
 
 from mcp_asrama.contract import BERUBAH, KONFLIK_HEADER
+from mcp_asrama.service import records
 from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud.absensi import Catatan
@@ -192,11 +193,4 @@ def catat_absensi(
     _refuse_changed(session, tanggal, [(anak.id, body)])
     crud_absensi.write(session, [Catatan(tanggal, anak.id, body.status, body.keterangan)], actor=actor, key=None)
     session.commit()
-    return AbsensiPublic(
-        id_anak=anak.id,
-        status=body.status,
-        keterangan=body.keterangan,
-        nama=anak.nama,
-        kelas=anak.kelas,
-        kamar=anak.kamar,
-    )
+    return AbsensiPublic(**records.student(anak), status=body.status, keterangan=body.keterangan)

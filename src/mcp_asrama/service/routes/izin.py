@@ -70,17 +70,8 @@ def ajukan_izin(request: Request, session: SessionDep, body: IzinIn, actor: Acto
             raise HTTPException(status_code=409, detail="Anak sudah punya izin pada sebagian tanggal itu")
         _refuse_changed(session, anak.id, body.absensi_lama or [])
         today = date.today()
-        izin = crud_izin.create(
-            session,
-            anak,
-            dari=body.dari,
-            sampai=body.sampai,
-            jenis=body.jenis,
-            alasan=body.alasan,
-            actor=actor,
-            key=key,
-            today=today,
-        )
+        asked = body.model_dump(include={"dari", "sampai", "jenis", "alasan"})
+        izin = crud_izin.create(session, anak, **asked, actor=actor, key=key, today=today)
         return _public(izin, anak, today)
 
     return records.create(request, session, body, actor, key, write)
@@ -103,15 +94,7 @@ def daftar_izin(
     latest first."""
     today = date.today()
     total, page = crud_izin.search(
-        session,
-        aktif=aktif,
-        kelas=kelas,
-        kamar=kamar,
-        id_anak=id_anak,
-        today=today,
-        pada=tanggal,
-        limit=paging.limit,
-        offset=paging.offset,
+        session, paging, aktif=aktif, kelas=kelas, kamar=kamar, id_anak=id_anak, today=today, pada=tanggal
     )
     return DaftarIzin(total=total, data=[_public(i, a, today) for i, a in page])
 

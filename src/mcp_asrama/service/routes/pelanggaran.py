@@ -87,10 +87,7 @@ def rekap_pelanggaran(
     for anak, counts, poin in crud.rekap(session, dari=dari, sampai=sampai, kelas=kelas, kamar=kamar):
         per_anak.append(
             RekapAnakPelanggaran(
-                id_anak=anak.id,
-                nama=anak.nama,
-                kelas=anak.kelas,
-                kamar=anak.kamar,
+                **records.student(anak),
                 **{k: counts.get(k, 0) for k in KATEGORI_PELANGGARAN},
                 jumlah=sum(counts.values()),
                 poin=poin,

@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session
 
 from mcp_asrama.service import demo
 from mcp_asrama.service.crud import izin as crud_izin
+from mcp_asrama.service.crud.common import Paging
 from mcp_asrama.service.db import analyse_if_needed, init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.importer import import_file
 from mcp_asrama.service.models import Anak, Izin, Kamar
-from mcp_asrama.service.records import Paging
 
 TODAY = date(2026, 12, 1)
 

@@ -1,8 +1,8 @@
 """The kit for a dated record of one student (a violation, a deposit, a visit, an izin), used by every such domain:
 
 - the list route's query: `RecordFilterDep` (id_anak, kelas, kamar, dari, sampai) and `PagingDep` (limit, offset);
-- `search`: the records of a filter, joined with their student, counted, one page latest first (`page` for any
-  filters and order);
+- `search`: the records of a filter, joined with their student, counted, one page latest first
+  (`crud.common.page` for any filters and order);
 - `add`: a new record with its handle, student, actor and time, stored with its change-feed event;
 - `create`: the idempotent POST (lock the student, replay, 404 for an unknown student, write, commit the answer);
 - `public`: the answer, the record's columns beside the `student`'s name, class and room.
@@ -18,14 +18,16 @@ from typing import Annotated, Any, TypeVar, cast
 
 from fastapi import Depends, HTTPException, Request
 from pydantic import BaseModel
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement
 from sqlalchemy.orm import Session
 
 from mcp_asrama.contract import FeedKind
 from mcp_asrama.service import idempotensi
 from mcp_asrama.service.crud import anak as crud_anak
+from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.anak import FilterValues, dated_filters
+from mcp_asrama.service.crud.common import Join, Paging
 from mcp_asrama.service.models import Anak
 from mcp_asrama.service.models.base import StudentRecord
 from mcp_asrama.service.routes.common import Dari, Filter, IdAnakFilter, Limit, Offset, Sampai, check_period
@@ -58,12 +60,6 @@ def record_filter(
     return RecordFilter(id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai)
 
 
-@dataclass(frozen=True)
-class Paging:
-    limit: int = 100
-    offset: int = 0
-
-
 def paging(limit: Limit = 100, offset: Offset = 0) -> Paging:
     """One page of a list, as query parameters."""
     return Paging(limit=limit, offset=offset)
@@ -71,28 +67,6 @@ def paging(limit: Limit = 100, offset: Offset = 0) -> Paging:
 
 RecordFilterDep = Annotated[RecordFilter, Depends(record_filter)]
 PagingDep = Annotated[Paging, Depends(paging)]
-Join = tuple[Any, ColumnElement[bool]]
-
-
-def page(
-    session: Session,
-    model: Any,
-    filters: Iterable[ColumnElement[bool]],
-    paging: Paging,
-    *,
-    order: Sequence[Any],
-    extra: Sequence[Any] = (),
-    joins: Sequence[Join] = (),
-) -> tuple[int, list[tuple[Any, ...]]]:
-    """`model`'s records matching `filters`, each with its student and the `extra` columns (of `joins`): (how
-    many, one page in `order`)."""
-    base = select(model, Anak, *extra).join(Anak, Anak.id == model.id_anak)
-    for target, on in joins:
-        base = base.join(target, on)
-    base = base.where(*filters)
-    total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
-    rows = session.execute(base.order_by(*order).limit(paging.limit).offset(paging.offset))
-    return total, [tuple(row) for row in rows]
 
 
 def search(
@@ -118,7 +92,7 @@ def search(
         sampai=where.sampai,
     )
     order = (model.tanggal.desc(), model.dibuat.desc(), model.id)
-    return page(session, model, [*filters, *also], paging, order=order, extra=extra, joins=joins)
+    return crud_common.page(session, model, [*filters, *also], paging, order=order, extra=extra, joins=joins)
 
 
 def add(session: Session, kind: FeedKind, model: type[Record], anak: Anak, actor: str | None, **columns: Any) -> Record:

@@ -1,11 +1,12 @@
-"""What every domain's queries share: the dialect, upsert, which ids exist, whether the database is empty, the
-names' keys."""
+"""What every domain's queries share: the dialect, upsert, which ids exist, one page of a student's records, whether
+the database is empty, the names' keys."""
 
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import ColumnElement, Connection, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -43,6 +44,39 @@ def existing_ids(session: Session, column_: Any, ids: Sequence[str], chunk: int 
     for start in range(0, len(ids), chunk):
         found.update(session.scalars(select(column_).where(column_.in_(ids[start : start + chunk]))))
     return found
+
+
+@dataclass(frozen=True)
+class Paging:
+    """One page of a list: at most `limit` rows after the first `offset`."""
+
+    limit: int = 100
+    offset: int = 0
+
+
+Join = tuple[Any, ColumnElement[bool]]
+"""A table joined, and on what."""
+
+
+def page(
+    session: Session,
+    model: Any,
+    filters: Iterable[ColumnElement[bool]],
+    paging: Paging,
+    *,
+    order: Sequence[Any],
+    extra: Sequence[Any] = (),
+    joins: Sequence[Join] = (),
+) -> tuple[int, list[tuple[Any, ...]]]:
+    """`model`'s records matching `filters`, each with its student and the `extra` columns (of `joins`): (how
+    many, one page in `order`)."""
+    base = select(model, Anak, *extra).join(Anak, Anak.id == model.id_anak)
+    for target, on in joins:
+        base = base.join(target, on)
+    base = base.where(*filters)
+    total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
+    rows = session.execute(base.order_by(*order).limit(paging.limit).offset(paging.offset))
+    return total, [tuple(row) for row in rows]
 
 
 def is_empty(session: Session) -> bool:

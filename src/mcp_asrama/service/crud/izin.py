@@ -10,13 +10,12 @@ from datetime import UTC, date, datetime, timedelta
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
-from mcp_asrama.service import records
 from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.crud.anak import FilterValues, anak_filters
+from mcp_asrama.service.crud.common import Paging, page
 from mcp_asrama.service.models import Anak, Izin
-from mcp_asrama.service.records import Paging
 
 
 def new_handle() -> str:
@@ -139,5 +138,5 @@ def search(
         filters.append(_running(today) if aktif else ~_running(today))
     if pada is not None:
         filters.append(_running(pada))
-    total, page = records.page(session, Izin, filters, paging, order=(Izin.dari.desc(), Izin.id))
-    return total, [(i, a) for i, a in page]
+    total, rows = page(session, Izin, filters, paging, order=(Izin.dari.desc(), Izin.id))
+    return total, [(i, a) for i, a in rows]

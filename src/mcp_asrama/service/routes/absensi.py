@@ -10,13 +10,13 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from sqlalchemy.orm import Session
 
 from mcp_asrama.contract import BERUBAH, KONFLIK_HEADER
-from mcp_asrama.service import records
 from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.idempotensi import Once
-from mcp_asrama.service.routes.common import Filter, IdAnakFilter
+from mcp_asrama.service.records import student
+from mcp_asrama.service.routes.common import Filter, IdAnakFilter, refuse_changed
 from mcp_asrama.service.schemas.absensi import (
     MAX_ENTRI,
     AbsensiBanyakIn,
@@ -96,20 +96,10 @@ def _ids(ids: list[str]) -> str:
 
 
 def _refuse_changed(session: Session, tanggal: date, entri: Sequence[tuple[str, AbsensiIn]]) -> None:
-    """409 (`KONFLIK_HEADER: BERUBAH`, ids only) when a student's stored record is no longer the `status_lama` /
-    `keterangan_lama` its caller read; an entry without `status_lama` is not checked."""
-    expected = [
-        Catatan(tanggal, id_anak, None if e.status_lama == BELUM_DICATAT else e.status_lama, e.keterangan_lama)
-        for id_anak, e in entri
-        if e.status_lama is not None
-    ]
-    changed = crud_absensi.differing(session, expected) if expected else []
-    if changed:
-        raise HTTPException(
-            status_code=409,
-            detail=f"Catatan berubah sejak dibaca, tidak ada yang dicatat: {_ids(changed)}",
-            headers={KONFLIK_HEADER: BERUBAH},
-        )
+    """409 (ids only) when a student's stored record is no longer the `status_lama` / `keterangan_lama` its caller
+    read; an entry without `status_lama` is not checked."""
+    read = [(tanggal, i, e.status_lama, e.keterangan_lama) for i, e in entri if e.status_lama is not None]
+    refuse_changed(session, read, lambda ids: f"Catatan berubah sejak dibaca, tidak ada yang dicatat: {_ids(ids)}")
 
 
 _WRITE_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -193,4 +183,4 @@ def catat_absensi(
     _refuse_changed(session, tanggal, [(anak.id, body)])
     crud_absensi.write(session, [Catatan(tanggal, anak.id, body.status, body.keterangan)], actor=actor, key=None)
     session.commit()
-    return AbsensiPublic(**records.student(anak), status=body.status, keterangan=body.keterangan)
+    return AbsensiPublic(**student(anak), status=body.status, keterangan=body.keterangan)

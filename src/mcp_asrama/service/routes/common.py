@@ -1,11 +1,17 @@
-"""What the routes share: list filters, paging, and the checks of a period and a date."""
+"""What the routes share: list filters, paging, the checks of a period and a date, and the refusal of a write
+whose attendance changed since it was read."""
 
+from collections.abc import Callable, Iterable
 from datetime import date
 from typing import Annotated
 
 from fastapi import HTTPException, Query
+from sqlalchemy.orm import Session
 
-from mcp_asrama.service.schemas.common import Cari, Tanggal
+from mcp_asrama.contract import BERUBAH, KONFLIK_HEADER
+from mcp_asrama.service.crud import absensi as crud_absensi
+from mcp_asrama.service.crud.absensi import Catatan
+from mcp_asrama.service.schemas.common import BELUM_DICATAT, Cari, Tanggal
 
 MAX_RANGE_DAYS = 366
 MAX_FILTER_VALUES = 50
@@ -43,3 +49,15 @@ def check_not_future(tanggal: date) -> None:
     """422 when `tanggal` is after today: what is recorded has happened."""
     if tanggal > date.today():
         raise HTTPException(status_code=422, detail="tanggal tidak boleh sesudah hari ini")
+
+
+def refuse_changed(
+    session: Session, read: Iterable[tuple[date, str, str, str | None]], detail: Callable[[list[str]], str]
+) -> None:
+    """409 (`KONFLIK_HEADER: BERUBAH`) when a stored attendance record is no longer what its caller `read`: each
+    (day, student, status_lama (`BELUM_DICATAT`: no record), keterangan_lama). `detail(students changed)` says
+    which, never by name."""
+    expected = [Catatan(d, i, None if s == BELUM_DICATAT else s, k) for d, i, s, k in read]
+    changed = crud_absensi.differing(session, expected) if expected else []
+    if changed:
+        raise HTTPException(status_code=409, detail=detail(changed), headers={KONFLIK_HEADER: BERUBAH})

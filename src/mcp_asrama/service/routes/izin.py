@@ -4,21 +4,18 @@ from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
-from sqlalchemy.orm import Session
 
 from mcp_asrama.contract import BERUBAH, KONFLIK_HEADER
 from mcp_asrama.service import records
-from mcp_asrama.service.crud import absensi as crud_absensi
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import izin as crud_izin
-from mcp_asrama.service.crud.absensi import Catatan
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
 from mcp_asrama.service.idempotensi import Once
 from mcp_asrama.service.models import Anak, Izin
 from mcp_asrama.service.records import PagingDep
-from mcp_asrama.service.routes.common import Filter, IdAnakFilter
-from mcp_asrama.service.schemas.common import BELUM_DICATAT, Tanggal
-from mcp_asrama.service.schemas.izin import MAX_DAYS, AbsensiLama, DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
+from mcp_asrama.service.routes.common import Filter, IdAnakFilter, refuse_changed
+from mcp_asrama.service.schemas.common import Tanggal
+from mcp_asrama.service.schemas.izin import MAX_DAYS, DaftarIzin, IzinIn, IzinPublic, IzinSelesaiIn
 
 router = APIRouter(prefix="/izin", tags=["izin"], dependencies=[TokenDep])
 
@@ -34,22 +31,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 def _public(izin: Izin, anak: Anak, today: date) -> IzinPublic:
     return records.public(IzinPublic, izin, anak, aktif=crud_izin.is_running(izin, today))
-
-
-def _refuse_changed(session: Session, id_anak: str, lama: list[AbsensiLama]) -> None:
-    """409 (`KONFLIK_HEADER: BERUBAH`, a count of days only) when a day's stored record is no longer the one its
-    caller read."""
-    expected = [
-        Catatan(d.tanggal, id_anak, None if d.status_lama == BELUM_DICATAT else d.status_lama, d.keterangan_lama)
-        for d in lama
-    ]
-    changed = crud_absensi.differing(session, expected) if expected else []
-    if changed:
-        raise HTTPException(
-            status_code=409,
-            detail=f"Absensi {len(changed)} hari berubah sejak dibaca; tidak ada yang dicatat",
-            headers={KONFLIK_HEADER: BERUBAH},
-        )
 
 
 @router.post("", status_code=201, response_model=IzinPublic, response_model_exclude_none=True, responses=_ERRORS)
@@ -68,7 +49,10 @@ def ajukan_izin(request: Request, session: SessionDep, body: IzinIn, actor: Acto
     def write(anak: Anak) -> IzinPublic:
         if crud_izin.overlapping(session, anak.id, body.dari, body.sampai):
             raise HTTPException(status_code=409, detail="Anak sudah punya izin pada sebagian tanggal itu")
-        _refuse_changed(session, anak.id, body.absensi_lama or [])
+        read = [(d.tanggal, anak.id, d.status_lama, d.keterangan_lama) for d in body.absensi_lama or []]
+        refuse_changed(
+            session, read, lambda days: f"Absensi {len(days)} hari berubah sejak dibaca; tidak ada yang dicatat"
+        )
         today = date.today()
         asked = body.model_dump(include={"dari", "sampai", "jenis", "alasan"})
         izin = crud_izin.create(session, anak, **asked, actor=actor, key=key, today=today)

@@ -5,7 +5,7 @@ recorded. Callers hold the students first
 (`crud.anak.lock_students`) and commit."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -31,7 +31,7 @@ class Catatan:
 
 @dataclass(frozen=True)
 class Perubahan:
-    """One student's day before and after a write."""
+    """One student's day before and after a write (the columns of its `riwayat_absensi` row but who, when, key)."""
 
     tanggal: date
     id_anak: str
@@ -102,20 +102,7 @@ def write(session: Session, records: Sequence[Catatan], *, actor: str | None, ke
     if removed:
         session.execute(delete(Absensi).where(tuple_(Absensi.tanggal, Absensi.id_anak).in_(removed)))
     now = datetime.now(UTC)
-    session.add_all(
-        RiwayatAbsensi(
-            tanggal=c.tanggal,
-            id_anak=c.id_anak,
-            status_lama=c.status_lama,
-            status_baru=c.status_baru,
-            keterangan_lama=c.keterangan_lama,
-            keterangan_baru=c.keterangan_baru,
-            oleh=actor,
-            waktu=now,
-            kunci=key,
-        )
-        for c in changed
-    )
+    session.add_all(RiwayatAbsensi(**asdict(c), oleh=actor, waktu=now, kunci=key) for c in changed)
     for c in changed:
         perubahan.catat(session, "absensi", tanggal=c.tanggal, id_anak=c.id_anak)
     session.flush()

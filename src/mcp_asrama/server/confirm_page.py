@@ -26,7 +26,7 @@ import socket
 import time
 import webbrowser
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -42,6 +42,7 @@ from starlette.routing import Route
 
 from mcp_asrama.client import AsramaError
 from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
+from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.confirm_page_html import CSP, DOCUMENT
 from mcp_asrama.server.errors import INTERNAL_ERROR, service_message
 from mcp_asrama.server.features.usulan_tools import NOT_FOUND, PESAN, WRONG_KEY, putuskan
@@ -103,11 +104,6 @@ class _Server:
     def __init__(self, app: Any) -> None:
         import uvicorn  # only once a page opens (a stdio start never loads it otherwise)
 
-        class Quiet(uvicorn.Server):
-            # uvicorn's own signal capture would take SIGINT/SIGTERM from the stdio server while the page is bound
-            def capture_signals(self) -> Any:
-                return nullcontext()
-
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.socket.bind((LOOPBACK, 0))
         self.socket.listen(16)
@@ -117,7 +113,8 @@ class _Server:
         config = uvicorn.Config(
             gate, log_config=None, access_log=False, lifespan="off", server_header=False, timeout_graceful_shutdown=2
         )
-        self.uvicorn: uvicorn.Server = Quiet(config)
+        # uvicorn's own signal capture would take SIGINT/SIGTERM from the stdio server while the page is bound
+        self.uvicorn: uvicorn.Server = sdk_seams.quiet_uvicorn(config)
         self.stopped = anyio.Event()
 
     async def run(self, expire: Callable[[], Any]) -> None:

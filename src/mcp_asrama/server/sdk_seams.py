@@ -1,0 +1,99 @@
+"""Every reach into a private part of the MCP SDK or of uvicorn, each behind one small function.
+
+The SDK offers no public hook for these; each function says what it relies on and the version it was checked on
+(mcp 2.3.0, uvicorn 0.55.0), and `tests/server/test_sdk_seams.py` has a test per seam that fails when the SDK
+changes it. `mcp` is pinned to the minor version checked here (pyproject.toml): moving on means checking each seam
+again. (The data service's uvicorn protocols, subclassed in `mcp_asrama.serving`, are checked by the same tests.)
+"""
+
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.connection import Connection
+from mcp.server.context import ServerMiddleware
+from mcp.server.lowlevel.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.server.request_state import RequestStateBoundary
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import ListenHandler
+from mcp.shared.message import SessionMessage
+
+if TYPE_CHECKING:
+    import uvicorn
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+Middleware = list[ServerMiddleware[Any]]
+
+
+def _lowlevel(server: MCPServer[Any]) -> Server[Any]:
+    """mcp 2.3.0: `MCPServer._lowlevel_server`, the low-level `Server` it builds in `__init__` and serves on."""
+    return server._lowlevel_server
+
+
+async def run_lowlevel(
+    server: MCPServer[Any],
+    read: "MemoryObjectReceiveStream[SessionMessage | Exception]",
+    write: "MemoryObjectSendStream[SessionMessage]",
+) -> None:
+    """Serve `server` on a pair of streams, as `MCPServer.run_stdio_async` does on its own (mcp 2.3.0: its
+    low-level `Server.run(read, write, create_initialization_options())`): lets a relay stand in front."""
+    lowlevel = _lowlevel(server)
+    await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
+def add_request_handler(server: MCPServer[Any], method: str, params_type: type[Any], handler: Any) -> None:
+    """Serve a request method `MCPServer` does not (mcp 2.3.0: the low-level `Server.add_request_handler`, which also
+    makes `initialize` advertise the capability the method belongs to, as `resources.subscribe`)."""
+    _lowlevel(server).add_request_handler(method, params_type, handler)
+
+
+def listen_closer(server: MCPServer[Any]) -> Callable[[], None] | None:
+    """What ends every open `subscriptions/listen` stream gracefully (mcp 2.3.0: the `ListenHandler` the low-level
+    server holds for that method, and its `close`), or None when listens are not served."""
+    entry = _lowlevel(server).get_request_handler("subscriptions/listen")
+    return entry.handler.close if entry is not None and isinstance(entry.handler, ListenHandler) else None
+
+
+def drop_output_validation(server: MCPServer[Any], name: str) -> None:
+    """Stop validating tool `name`'s structuredContent against its output model, keeping its published outputSchema
+    (mcp 2.3.0: `MCPServer._tool_manager.get_tool(name).fn_metadata.output_model`; `FuncMetadata` reads both the
+    model and the schema live, and computes the schema once, when it is built)."""
+    tool = server._tool_manager.get_tool(name)
+    if tool is not None:
+        tool.fn_metadata.output_model = None
+
+
+def connection_of(session: ServerSession) -> Connection:
+    """The connection a request's session belongs to (mcp 2.3.0: `ServerSession._connection`), whose `outbound`
+    channel reaches the client between requests and whose `exit_stack` unwinds when it ends."""
+    connection: Connection = session._connection
+    return connection
+
+
+def split_at_boundary(middleware: Middleware) -> tuple[Middleware, RequestStateBoundary, Middleware]:
+    """`MCPServer.middleware` as (the SDK's built-ins before its `RequestStateBoundary`, the boundary, the rest):
+    mcp 2.3.0 installs exactly one boundary, after OpenTelemetry and before the middleware given to it."""
+    at = next(i for i, m in enumerate(middleware) if isinstance(m, RequestStateBoundary))
+    boundary = middleware[at]
+    assert isinstance(boundary, RequestStateBoundary)
+    return middleware[:at], boundary, middleware[at + 1 :]
+
+
+def boundary_verified(params: Any, sealed: str) -> bool:
+    """Whether the `RequestStateBoundary` (in front) verified the `requestState` that arrived as `sealed`: mcp 2.3.0
+    refuses a forged, expired or misbound state with -32602 and hands on only the plaintext it decoded from a
+    verified one, which is never the sealed token itself."""
+    return params is not None and params.get("requestState") != sealed
+
+
+def quiet_uvicorn(config: "uvicorn.Config") -> "uvicorn.Server":
+    """A uvicorn server that leaves SIGINT and SIGTERM to the process (uvicorn 0.55.0: `Server.serve` installs its
+    handlers in `Server.capture_signals`, a context manager, overridden here to do nothing)."""
+    import uvicorn  # only when a server is made (a stdio start never loads it otherwise)
+
+    class Quiet(uvicorn.Server):
+        def capture_signals(self) -> Any:
+            return nullcontext()
+
+    return Quiet(config)

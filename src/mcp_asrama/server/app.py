@@ -8,7 +8,6 @@ import anyio
 import httpx2
 from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.mcpserver import MCPServer
-from mcp.server.request_state import RequestStateSecurity
 
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
@@ -16,8 +15,8 @@ from mcp_asrama.server import discovery, features, listen_gate, live, views
 from mcp_asrama.server.confirm_page import Halaman
 from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.features.write import Konfirmasi
-from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, usulan, writes
-from mcp_asrama.server.guard.access import SEMUA, Akses, current_principal
+from mcp_asrama.server.guard import chain, usulan
+from mcp_asrama.server.guard.access import SEMUA, Akses
 from mcp_asrama.server.guard.scoped import Terbatas
 from mcp_asrama.server.response_mode import Shared
 from mcp_asrama.server.settings import ServerSettings
@@ -57,25 +56,15 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
     """
 
     local = SEMUA if settings.stdio_scope is None else Akses.parse(settings.stdio_scope)
-    keys = [key.get_secret_value() for key in settings.state_keys]
-    security = RequestStateSecurity(keys=keys) if keys else RequestStateSecurity.ephemeral()
-    verifier = auth.token_verifier(settings)
-    limiter = ratelimit.RateLimiter(settings)
-    claims = confirm.claim_store(settings.confirm_storage)
+    guard = chain.Guard.of(settings, local)
     book = Konfirmasi(
         saluran=tuple(dict.fromkeys(settings.konfirmasi)),
-        store=usulan.usulan_store(settings.confirm_storage, security.codec),
+        store=usulan.usulan_store(settings.confirm_storage, guard.security.codec),
         menit=settings.usulan_menit,
         stdio=settings.transport == "stdio",
     )
-    server: AsramaServer  # built below; which tools write is known once they are registered
-
-    def writes_tool(tool: str) -> bool:
-        return tool in server.write_tools
-
-    auditors = audit.middleware(settings, writes_tool)
     slots = listen_gate.Slots(settings.listen_maks, listen_gate.total_listens(settings.max_connections))
-    updates = live.Live(slots, limiter if ratelimit.applies(settings) else None)
+    updates = live.Live(slots, guard.limiter if guard.limited else None)
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[AppState]:
@@ -87,7 +76,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
                 background.start_soon(updates.follow, http)
             client = AsramaClient(http)
             if book.stdio and "halaman" in book.saluran:  # the browser page decides as the local operator
-                book.halaman = Halaman(book, Terbatas(client, local), background, next(iter(auditors), None))
+                book.halaman = Halaman(book, Terbatas(client, local), background, next(iter(guard.auditors), None))
             try:
                 yield AppState(
                     client=client,
@@ -100,9 +89,8 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
                 if book.halaman is not None:
                     await book.halaman.tutup()
                 background.cancel_scope.cancel()
-                claims.close()
+                guard.close()
                 book.store.close()
-                limiter.close()
 
     server = AsramaServer(
         "asrama",
@@ -111,25 +99,13 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         instructions=READS + (WRITE_NOTE if settings.writes else ""),
         lifespan=Shared(lifespan),  # HTTP's two response-mode apps both enter it: once per process
         cache_hints={**CACHE_HINTS, "tools/list": _BY_CALLER} if settings.writes else CACHE_HINTS,
-        token_verifier=verifier,
-        request_state_security=security,
-        auth=auth.auth_settings(settings),
-        # Rate limits protect a shared, authenticated server; the local operator (stdio, or HTTP on loopback without
-        # auth) is never throttled. They run outside the audit (outermost first): a refused request discloses
-        # nothing and writes no audit line.
-        middleware=[
-            *(ratelimit.middleware(limiter) if ratelimit.applies(settings) else []),
-            *auditors,
-            *updates.middleware(),
-            *discovery.middleware(),
-        ],
+        token_verifier=guard.verifier,
+        request_state_security=guard.security,
+        auth=guard.auth,
         subscriptions=updates.bus,
         extensions=[views.build_apps()],
     )
-    server.verifier, server.limiter = verifier, limiter
-    server.writable = lambda: writes.allowed(settings.writes)
-    server.clinic = lambda: current_principal(settings.auth_scope_claim, local).akses.klinik
-    confirm.install(server.middleware, claims, security.ttl)
+    chain.install(server, guard, inner=[*updates.middleware(), *discovery.middleware()])  # the whole guard
     updates.install(server)
     features.register(server, book)
     return server

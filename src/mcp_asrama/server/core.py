@@ -5,11 +5,11 @@
 - an unknown tool or prompt, a prompt without its required arguments or with arguments it does not declare, is
   JSON-RPC `-32602`; a prompt that fails unexpectedly is a masked `-32603` in both eras (never `str(e)`);
 - every tool's input schema is closed (`additionalProperties: false`) and unknown arguments are refused;
-- the write tools are listed, and callable, only for a caller who may write (`writable`); for anyone else they do
-  not exist (the spec lets the list vary by authorization). Which tools write is said once, by each tool's own
-  annotations at registration (any tool not annotated read-only writes: `write_tools`); a tool may also declare
-  that it needs the writes (`needs="writes"`: read-only beside them, as `cek_usulan`) or clinic staff
-  (`needs="clinic"`: `peran:kesehatan`, as `clinic` tells).
+- the write tools are listed, and callable, only for a caller who may write; for anyone else they do not exist
+  (the spec lets the list vary by authorization). Which tools write is said once, by each tool's own annotations
+  at registration (any tool not annotated read-only writes: `write_tools`); a tool may also declare that it needs
+  the writes (`needs="writes"`: read-only beside them, as `cek_usulan`) or clinic staff (`needs="clinic"`). Whether
+  the caller has what a tool needs is the guard's answer (`permits`, set by `guard.chain.install`).
 """
 
 import logging
@@ -18,7 +18,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast, get_args, get_origin, get_type_hints
 
-from mcp.server.auth.provider import TokenVerifier
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import (
@@ -39,9 +38,11 @@ from mcp_types import (
     ToolAnnotations,
 )
 from pydantic import BaseModel, ValidationError
+from starlette.types import ASGIApp
 
 from mcp_asrama.client import AsramaClient, AsramaError
 from mcp_asrama.privacy import json_of
+from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
 from mcp_asrama.server.guard.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.guard.ratelimit import RateLimiter
@@ -106,20 +107,24 @@ def _names(names: list[str], limit: int = 5, width: int = 40) -> str:
     return shown + (f" (+{len(names) - limit} lagi)" if len(names) > limit else "")
 
 
+def _unguarded(app: ASGIApp, endpoints: Callable[[ASGIApp], ASGIApp]) -> ASGIApp:
+    raise RuntimeError("the guard chain is not installed (guard.chain.install)")
+
+
 class AsramaServer(MCPServer[Any]):
     """MCPServer with strict tool schemas, protocol errors for unknown names, and masked failures.
 
-    `verifier` and `limiter` are the token verifier (None without auth) and the rate limiter, shared with the
-    HTTP layer; `writable` tells whether the caller of the request in progress may write; `close_listens` ends the
-    open `subscriptions/listen` streams (at shutdown).
+    Set by `guard.chain.install`: `permits` (whether the caller of the request in progress has what a tool needs:
+    nothing needed by default), `guard_http` (wraps the transport's app in the HTTP half of the guard chain: refused
+    until installed), `limiter` (the rate limiter). `close_listens` ends the open `subscriptions/listen` streams
+    (at shutdown).
     """
 
     _closed_tools: dict[str, Tool] | None = None
     _needs: dict[str, frozenset[Needs]]  # per tool: what its caller must be allowed (derived at registration)
-    verifier: TokenVerifier | None = None
-    limiter: RateLimiter  # set by build_server
-    writable: Callable[[], bool] = staticmethod(lambda: False)
-    clinic: Callable[[], bool] = staticmethod(lambda: False)
+    limiter: RateLimiter
+    permits: Callable[[frozenset[Needs]], bool] = staticmethod(lambda needs: not needs)
+    guard_http: Callable[[ASGIApp, Callable[[ASGIApp], ASGIApp]], ASGIApp] = staticmethod(_unguarded)
     close_listens: Callable[[], None] = staticmethod(lambda: None)  # ends every open listen stream gracefully
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -140,7 +145,7 @@ class AsramaServer(MCPServer[Any]):
         A tool declared `-> Annotated[CallToolResult, Model]` builds its result from a `Model` (`tool_result`), so
         the SDK's validation of that structuredContent against `Model` on every call repeats pydantic's own work:
         its output model is dropped and its published outputSchema kept (`FuncMetadata` reads both fields live).
-        The SDK has no public way to the registered Tool, hence its private `_tool_manager`.
+        The SDK has no public way to the registered Tool (`sdk_seams.drop_output_validation`).
         """
         super().add_tool(fn, *args, **kwargs)
         self._closed_tools = None
@@ -152,9 +157,7 @@ class AsramaServer(MCPServer[Any]):
         required: set[Needs] = {"writes"} if writes else set()
         self._needs[name] = frozenset(required | ({needs} if needs else set()))
         if _returns_built_result(fn):
-            tool = self._tool_manager.get_tool(name)
-            if tool is not None:
-                tool.fn_metadata.output_model = None
+            sdk_seams.drop_output_validation(self, name)
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool."""
@@ -171,11 +174,8 @@ class AsramaServer(MCPServer[Any]):
                 schema["additionalProperties"] = False
                 closed[tool.name] = tool.model_copy(update={"input_schema": schema})
             self._closed_tools = closed
-        allowed = {"writes": self.writable(), "clinic": self.clinic()}
         return {
-            name: tool
-            for name, tool in self._closed_tools.items()
-            if all(allowed[need] for need in self._needs.get(name, ()))
+            name: tool for name, tool in self._closed_tools.items() if self.permits(self._needs.get(name, frozenset()))
         }
 
     async def list_tools(self) -> list[Tool]:

@@ -10,9 +10,10 @@ from mcp_asrama import logs
 from mcp_asrama.config import is_loopback
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.guard.chain import HEALTH_PATHS
 from mcp_asrama.server.guard.limits_storage import MEMORY
 from mcp_asrama.server.settings import ServerSettings
-from mcp_asrama.server.transport import HEALTH_PATHS, MCP_PATH, http_app, serve_stdio
+from mcp_asrama.server.transport import MCP_PATH, http_app, serve_stdio
 from mcp_asrama.stack import Stack
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import time
 
 import anyio
 import httpx2
-from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification
 from mcp_types.methods import SPEC_CLIENT_METHODS
@@ -15,12 +15,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.client import make_http_client
-from mcp_asrama.config import is_loopback
-from mcp_asrama.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
+from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.core import AsramaServer
-from mcp_asrama.server.guard import ratelimit
+from mcp_asrama.server.guard.chain import HEALTH_PATHS
 from mcp_asrama.server.response_mode import ResponseMode
-from mcp_asrama.server.routing_headers import RoutingHeaderCheck
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.stdio_pipes import loop_stdio
 
@@ -42,9 +40,8 @@ async def serve_stdio(server: AsramaServer) -> None:
     """Serve on stdin/stdout until stdin closes; malformed lines are answered instead of silently dropped.
 
     The SDK drops such lines without a reply, and offers no hook for it: a relay between its stdio transport
-    and its low-level server answers them (the low-level server is reached through a private attribute).
+    and its low-level server answers them (`sdk_seams.run_lowlevel`).
     """
-    lowlevel = server._lowlevel_server
     async with loop_stdio() as (read_stream, write_stream):
         relay_send, relay_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
@@ -62,20 +59,10 @@ async def serve_stdio(server: AsramaServer) -> None:
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(relay)
-            await lowlevel.run(relay_receive, write_stream, lowlevel.create_initialization_options())
+            await sdk_seams.run_lowlevel(server, relay_receive, write_stream)
 
 
 # --- Streamable HTTP ---------------------------------------------------------------------------------------
-
-HEALTH_PATHS = ("/healthz", "/readyz")
-
-
-def http_policy(settings: ServerSettings) -> HttpPolicy:
-    """Host: the loopback names, the public URL's host and a specific bind address. Origin: ASRAMA_ALLOWED_ORIGINS,
-    plus the loopback origins when bound to loopback (a local browser client such as the Inspector)."""
-    names = [settings.public_url.host] if settings.public_url is not None and settings.public_url.host else []
-    origins = [*settings.allowed_origins, *(LOOPBACK_ORIGINS if is_loopback(settings.mcp_host) else ())]
-    return HttpPolicy.of(settings.mcp_host, names, origins)
 
 
 class Readiness:
@@ -125,14 +112,14 @@ NOT_A_STREAM = (
 )
 
 
-class HealthOrLimit:
+class HealthAndPost:
     """`/healthz` and `/readyz` (no auth, no data); any method but POST on /mcp a quick 405 (a stateless server
     has no stream to GET and no session to DELETE: the SDK would hold a GET open for ever); everything else goes
-    on to the SDK (auth, Protected Resource Metadata, MCP) with the body size limited (413)."""
+    on to `app` (the rest of the guard chain, then the SDK: auth, Protected Resource Metadata, MCP)."""
 
-    def __init__(self, app: ASGIApp, readiness: Readiness, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, readiness: Readiness) -> None:
         self.readiness = readiness
-        self.limited = RequestBodyLimitMiddleware(app, max_body_bytes)
+        self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] in HEALTH_PATHS:
@@ -142,7 +129,7 @@ class HealthOrLimit:
             response = PlainTextResponse(NOT_A_STREAM, status_code=405, headers={"Allow": "POST"})
             await response(scope, receive, send)
             return
-        await self.limited(scope, receive, send)
+        await self.app(scope, receive, send)
 
     def _health(self, path: str, method: str) -> ASGIApp:
         if method not in ("GET", "HEAD"):
@@ -161,8 +148,9 @@ class HealthOrLimit:
 
 
 def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
-    """The stateless Streamable HTTP app at /mcp behind the Host/Origin gate (health checks answer any Host), the
-    health routes and body limit, the routing-header check, then the rate limiter.
+    """The stateless Streamable HTTP app at /mcp inside the HTTP half of the guard chain (`server.guard_http`:
+    Host/Origin gate, body limit, routing headers, rate limit; drawn in `guard/__init__`), with the health routes
+    behind the gate (any Host).
 
     A request that asks for progress (or listens) is answered with an SSE stream, so that its notifications travel
     ahead of its result (the SDK drops them in JSON mode); every other request with one JSON body
@@ -183,9 +171,5 @@ def http_app(server: AsramaServer, settings: ServerSettings) -> ASGIApp:
         )
         for json_response in (False, True)
     )
-    mcp = ResponseMode(streamed, plain)
-    # The gate first: a request it refuses (foreign Origin, wrong Host, oversize) never costs anyone's rate.
-    limited = ratelimit.wrap_http(mcp, server.limiter, server.verifier) if ratelimit.applies(settings) else mcp
-    checked = RoutingHeaderCheck(limited, settings.max_body_bytes)
-    inner = HealthOrLimit(checked, Readiness(settings), settings.max_body_bytes)
-    return HostOriginGate(inner, http_policy(settings), host_exempt=HEALTH_PATHS)
+    readiness = Readiness(settings)
+    return server.guard_http(ResponseMode(streamed, plain), lambda app: HealthAndPost(app, readiness))

@@ -5,13 +5,14 @@ state (`-32602`), before the tool runs.
 The SDK seals `requestState` (bound to method, tool, arguments, audience and principal) but does not make it
 single-use: the same accepted retry sent three times would run a write three times. Every sealed token is unique
 (a fresh nonce per mint), so its digest names one round of one confirmation. The SDK has no hook for this; two
-middlewares around its `RequestStateBoundary` (outermost first) do it:
+middlewares around its `RequestStateBoundary` (outermost first; `chain.install` moves the boundary innermost,
+behind the audit, so a refused or replayed state is audited too) do it:
 - `noted`, in front of the boundary, notes the sealed token as it arrived on a method that carries confirmations
   (`CONFIRMING`: `tools/call`; no resource or prompt of this server asks one), never on any other method;
 - `Claimed`, behind it, claims that token's digest only once the boundary has verified it: the boundary replaces a
-  verified token with the plaintext it decoded, and refuses (`-32602`) a forged, expired, misbound or another
-  principal's one before anything is claimed. The claimed digest is the confirmation's key for an idempotent write
-  at the service (`confirmation_key`).
+  verified token with the plaintext it decoded (`sdk_seams.boundary_verified`), and refuses (`-32602`) a forged,
+  expired, misbound or another principal's one before anything is claimed. The claimed digest is the
+  confirmation's key for an idempotent write at the service (`confirmation_key`).
 Claims live in a `ClaimStore`, for as long as a state can be valid (its TTL): this process's `MemoryClaims`
 (bounded: a full store refuses new claims, never forgets an unexpired one), or `SharedClaims` in a Redis every
 replica shares (`ASRAMA_CONFIRM_STORAGE=redis://...`, through the `limits` library: a fixed window of one hit per key
@@ -31,11 +32,11 @@ from typing import Any, NoReturn, Protocol
 
 from limits import RateLimitItemPerSecond
 from limits.aio.strategies import FixedWindowRateLimiter
-from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
-from mcp.server.request_state import RequestStateBoundary
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
+from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.limits_storage import MEMORY, LimitsStorage
 
@@ -142,12 +143,6 @@ async def noted(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Han
         _arrived.reset(token)
 
 
-def verified(ctx: ServerRequestContext[Any, Any], sealed: str) -> bool:
-    """Whether the SDK's boundary verified `sealed` (seal, expiry, binding, audience, principal): it hands on only
-    the plaintext it decoded from a verified token, always shorter than the token, and refuses any other."""
-    return ctx.params is not None and ctx.params.get("requestState") != sealed
-
-
 class Claimed:
     """Claim the noted state once the SDK's boundary has verified it (behind it)."""
 
@@ -159,7 +154,7 @@ class Claimed:
         sealed = _arrived.get()
         if sealed is None:
             return await call_next(ctx)
-        if not verified(ctx, sealed):  # only if the SDK stopped verifying this method: fail closed, claim nothing
+        if not sdk_seams.boundary_verified(ctx.params, sealed):  # the SDK stopped verifying it: fail closed
             log.error("requestState reached the tool unverified", extra={"method": ctx.method})
             self._refuse(UNVERIFIED)
         key = digest(sealed)
@@ -185,11 +180,3 @@ class Claimed:
         """Refuse the round (`-32603`, audited as refused): nothing runs, nothing is claimed."""
         audit.note_write("refused")
         raise MCPError(code=INTERNAL_ERROR, message=message) from None
-
-
-def install(middleware: list[ServerMiddleware[Any]], claims: ClaimStore, ttl: float) -> None:
-    """Move the SDK's `RequestStateBoundary` innermost, behind our own middleware (so the audit records a refused
-    or replayed state too), with `noted` just in front of it and `Claimed` just behind it."""
-    at = next(i for i, m in enumerate(middleware) if isinstance(m, RequestStateBoundary))
-    boundary = middleware.pop(at)
-    middleware.extend([noted, boundary, Claimed(claims, ttl)])

@@ -13,13 +13,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from mcp_asrama.client.feed import Perubahan
-from mcp_asrama.server.live import KAMAR, touched
+from mcp_asrama.contract.domains import DOMAINS
+from mcp_asrama.server.listen_gate import LISTS, PUBLISHED, Plan, Published
+from mcp_asrama.server.live import touched
 from tests.server.conftest import connect, server_for
 
 pytestmark = pytest.mark.anyio
 
 AISYAH = ["kamar:Aisyah 2"]
 DAY = date(2026, 10, 6)
+KAMAR = "asrama://kamar"
 SUBSCRIBED = {
     "asrama://anak/A001",
     "asrama://anak/A002/pelanggaran",
@@ -52,6 +55,48 @@ def change(jenis: str, **keys: object) -> Perubahan:
 )
 def test_a_change_touches_the_resources_whose_content_it_changes(event: Perubahan, uris: set[str]) -> None:
     assert touched(event, SUBSCRIBED) == uris
+
+
+async def test_the_subscribable_resources_are_the_domains_and_each_is_registered(service_app: FastAPI) -> None:
+    server = server_for(service_app)
+    registered = {str(r.uri) for r in await server.list_resources()}
+    registered |= {t.uri_template for t in await server.list_resource_templates()}
+    declared = {d.resource for d in DOMAINS if d.resource is not None}
+    assert {p.template for p in PUBLISHED.values()} == declared
+    assert declared <= registered
+    assert {KAMAR} == LISTS
+
+
+def test_a_new_domain_with_a_resource_is_filled_matched_and_checked_by_family() -> None:
+    """What a domain added to `contract.DOMAINS` gets without an edit to live.py or listen_gate.py."""
+    prestasi = Published("prestasi", "asrama://anak/{id_anak}/prestasi")
+    assert prestasi.uri(change("pelanggaran", id_anak="A001")) == "asrama://anak/A001/prestasi"
+    assert prestasi.uri(change("pelanggaran")) is None
+    assert prestasi.among({"asrama://anak/A001/prestasi", "asrama://anak/A001", "asrama://anak/A/B/prestasi"}) == {
+        "asrama://anak/A001/prestasi"
+    }
+    day = Published("x", "asrama://x/{tanggal}")
+    assert day.uri(change("absensi", tanggal=DAY)) == "asrama://x/2026-10-06"
+
+
+def test_a_listen_is_checked_by_family() -> None:
+    uris = [
+        "asrama://anak/A001",
+        "asrama://anak/A002",
+        "asrama://anak/A001/hafalan",
+        "asrama://absensi/2026-10-06",
+        "asrama://absensi/2026-10-07",
+        "asrama://absensi/kemarin",
+        KAMAR,
+    ]
+    plan = Plan.of(uris)
+    assert plan.single == ["asrama://absensi/kemarin", KAMAR]
+    assert list(plan.days.values()) == [["asrama://absensi/2026-10-06", "asrama://absensi/2026-10-07"]]
+    assert plan.students == {
+        "anak": [("asrama://anak/A001", "A001"), ("asrama://anak/A002", "A002")],
+        "hafalan": [("asrama://anak/A001/hafalan", "A001")],
+    }
+    assert plan.reads == 2 + 1 + 2 + 1  # singles, one day, a family of two (first + one lookup), a family of one
 
 
 async def test_both_eras_advertise_resource_subscriptions(service_app: FastAPI, era: str) -> None:

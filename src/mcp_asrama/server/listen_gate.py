@@ -7,19 +7,24 @@
 - **URIs.** One listen, and one handshake-era connection, names at most `MAX_URIS` (50) resources (`-32602`).
 - **Cost.** A listen is checked by reading what it names (`Gate.check`), one rate-limit token per read (the
   request itself paid the first: `Gate.reads` says how many more). Resources of one family are checked together:
-  every `asrama://absensi/{tanggal}` by one read (its answer never depends on the date: a valid date is checked
-  here, without the service), and the students of `asrama://anak/{id}`, `.../hafalan` and `.../pelanggaran` by
-  one real read of the family's first resource plus one lookup per 100 of the others' ids (`catatan_anak`: who
-  exists and is visible; violations in the view `peran:bk` widens). Anything else, and every family of a
-  service that cannot look students up by id, is read resource by resource.
+  every day of a resource keyed by `{tanggal}` alone (`asrama://absensi/{tanggal}`) by one read (its answer never
+  depends on the date: a valid date is checked here, without the service), and the students of a resource keyed
+  by `{id_anak}` alone (`asrama://anak/{id_anak}`, `.../hafalan`, `.../pelanggaran`) by one real read of the
+  family's first resource plus one lookup per 100 of the others' ids (`catatan_anak`: who exists and is visible;
+  violations in the view `peran:bk` widens). Anything else, and every family of a service that cannot look
+  students up by id, is read resource by resource.
+
+The subscribable resources are the domains' (`PUBLISHED`, from `contract.DOMAINS`): a new domain with a resource
+is subscribed to, checked by family and told of its changes (`live.touched`) without an edit here.
 """
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cached_property
 from typing import Any
 
 from mcp.server.mcpserver import Context
@@ -28,13 +33,56 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST
 
 from mcp_asrama.client import AsramaError
+from mcp_asrama.contract.domains import DOMAINS
 from mcp_asrama.server.arguments import is_id, parse_tanggal
 from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.guard.scoped import PAGE, Terbatas, terbatas
 
 MAX_URIS = 50
-_ABSENSI = re.compile(r"\Aasrama://absensi/([^/]+)\Z")
-_STUDENT = re.compile(r"\Aasrama://anak/([^/]+)(/hafalan|/pelanggaran)?\Z")
+_PARAMETER = re.compile(r"\{(\w+)\}")
+
+
+@dataclass(frozen=True)
+class Published:
+    """A domain's resource: its URI template, the parameters in it, and the URIs it names."""
+
+    kind: str
+    template: str
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return tuple(_PARAMETER.findall(self.template))
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """The URIs of this template, each parameter one path segment (a group named after it)."""
+        parts = _PARAMETER.split(self.template)
+        body = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts))
+        return re.compile(rf"\A{body}\Z")
+
+    def uri(self, values: object) -> str | None:
+        """The template filled from the attributes of `values` named like its parameters (a date in ISO form),
+        or None when one is missing."""
+        filled: dict[str, str] = {}
+        for name in self.parameters:
+            value = getattr(values, name, None)
+            if value is None:
+                return None
+            filled[name] = value.isoformat() if isinstance(value, date) else str(value)
+        return self.template.format(**filled)
+
+    def among(self, uris: Iterable[str]) -> set[str]:
+        """Those of `uris` this template names."""
+        return {uri for uri in uris if self.pattern.match(uri)}
+
+
+PUBLISHED = {d.name: Published(d.name, d.resource) for d in DOMAINS if d.resource is not None}
+LISTS = frozenset(p.template for p in PUBLISHED.values() if not p.parameters)  # whole lists, cut by each scope
+# The domains a change of a kind also shows in: attendance and izin in the student's status, a student in the
+# rooms' occupancy.
+SHOWN_IN: dict[str, tuple[str, ...]] = {"absensi": ("anak",), "izin": ("anak",), "anak": ("kamar",)}
+_BY_DAY = tuple(p.pattern for p in PUBLISHED.values() if p.parameters == ("tanggal",))
+_BY_STUDENT = tuple(p for p in PUBLISHED.values() if p.parameters == ("id_anak",))
 
 
 def total_listens(max_connections: int) -> int:
@@ -88,18 +136,19 @@ class Plan:
     """How a set of URIs is checked: URIs read one by one, and families (the first read, the rest by id/date)."""
 
     single: list[str] = field(default_factory=list)
-    absensi: list[str] = field(default_factory=list)
-    students: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # suffix -> (uri, id), in order
+    days: dict[str, list[str]] = field(default_factory=dict)  # pattern -> URIs, in order
+    students: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (uri, id), in order
 
     @classmethod
     def of(cls, uris: list[str]) -> "Plan":
         plan = cls()
         for uri in uris:
-            day, student = _ABSENSI.match(uri), _STUDENT.match(uri)
-            if day and parse_tanggal(day.group(1)) is not None:
-                plan.absensi.append(uri)
-            elif student and is_id(student.group(1)):
-                plan.students.setdefault(student.group(2) or "", []).append((uri, student.group(1)))
+            day = next((m for p in _BY_DAY if (m := p.match(uri))), None)
+            kind, student = next(((r.kind, m) for r in _BY_STUDENT if (m := r.pattern.match(uri))), ("", None))
+            if day and parse_tanggal(day["tanggal"]) is not None:
+                plan.days.setdefault(day.re.pattern, []).append(uri)
+            elif student and is_id(student["id_anak"]):
+                plan.students.setdefault(kind, []).append((uri, student["id_anak"]))
             else:
                 plan.single.append(uri)  # read alone: an invalid one fails without the service
         return plan
@@ -109,7 +158,7 @@ class Plan:
         """Service reads the check makes at most (a family: its first resource, then one lookup per PAGE ids)."""
         families = [len(members) for members in self.students.values()]
         lookups = sum(1 + -(-(n - 1) // PAGE) for n in families if n > 1)
-        return len(self.single) + min(1, len(self.absensi)) + sum(1 for n in families if n == 1) + lookups
+        return len(self.single) + len(self.days) + sum(1 for n in families if n == 1) + lookups
 
 
 def refusal(uri: str, reason: str) -> MCPError:
@@ -126,13 +175,13 @@ class Gate:
     async def check(self, ctx: Context[Any, Any], uris: list[str]) -> None:
         """Refuse (`-32602`) a subscription to anything the caller may not read right now."""
         plan = Plan.of(uris)
-        for uri in plan.single + plan.absensi[:1]:
+        for uri in plan.single + [days[0] for days in plan.days.values()]:
             await self._read(ctx, uri)
         reader = terbatas(ctx)
-        for suffix, members in plan.students.items():
+        for kind, members in plan.students.items():
             (first, _), rest = members[0], members[1:]
             await self._read(ctx, first)
-            view = reader.pelanggaran_view() if suffix == "/pelanggaran" else reader
+            view = reader.pelanggaran_view() if kind == "pelanggaran" else reader
             if rest and not await self._visible(view, rest):
                 for uri, _ in rest:
                     await self._read(ctx, uri)

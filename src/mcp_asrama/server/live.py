@@ -9,28 +9,29 @@ The lifespan runs once per process (`response_mode.Shared`), so each process fol
   to one. What a listen may hold and what its check costs (open listens per subject and in all, URIs, one
   rate-limit token per read, a family checked at once) is `listen_gate`'s.
 - Handshake era: `resources/subscribe` / `resources/unsubscribe`. `MCPServer` serves neither and has no public hook
-  for it: `install` registers them on the low-level server (`MCPServer._lowlevel_server`, private), which then
-  also advertises `resources.subscribe` in `initialize`. A subscription belongs to the connection (its standalone
+  for it: `install` registers them on the low-level server (`sdk_seams.add_request_handler`), which then also
+  advertises `resources.subscribe` in `initialize`. A subscription belongs to the connection (its standalone
   channel carries the updates) and ends with it; the request context reaches the connection only through its
-  session's private `_connection`. It needs a connection that can hear the server between requests (stdio): over
-  stateless HTTP there is none, and the host is told to listen instead.
+  session (`sdk_seams.connection_of`). It needs a connection that can hear the server between requests (stdio):
+  over stateless HTTP there is none, and the host is told to listen instead.
 
-Which resources a change touches (`touched`): attendance → `asrama://absensi/{tanggal}` and the student
-(`asrama://anak/{id}`, whose status may follow); izin → the student; a student → the student and `asrama://kamar`
-(occupancy); a room → `asrama://kamar`; pelanggaran and hafalan → the student's sub-resource. A change naming no
-student (an import) touches every subscribed resource of its kind, and a gap in the feed (`reset`) every subscribed
-resource. Health records have no resource: nothing is pushed about them.
+Which resources a change touches (`touched`) is derived from the domain list (`contract.DOMAINS`): a change of a
+kind touches its domain's resource (the URI template filled from the change: `asrama://absensi/{tanggal}`,
+`asrama://anak/{id_anak}/hafalan`, ...), and the resources of the domains it also shows in (`SHOWN_IN`: attendance
+and izin in the student's status, a student in the rooms' occupancy). A change that does not fill a template (an
+import names no student) touches every subscribed resource of that template, and a gap in the feed (`reset`)
+every subscribed resource. A domain without a resource (health records) pushes nothing.
 
 Who is told: a change naming a student reaches only subscribers who may see that student (their scope when they
-subscribed), on every resource it touches but `asrama://kamar` (a room list, whose rows the scope already cuts);
-a musyrif listening to a day's attendance hears of his rooms' roll calls, not of the others'. The feed's event
-carries the student's room and class (our service); for a service whose events do not, the student is looked up,
-once per change, only while somebody with a narrower scope than the whole school listens. A student who cannot be
-placed (deleted, or the lookup failed) is told only to those who see every student.
+subscribed), on every resource it touches but a whole list (`LISTS`: a template without parameters, as
+`asrama://kamar`, whose rows the scope already cuts); a musyrif listening to a day's attendance hears of his rooms'
+roll calls, not of the others'. The feed's event carries the student's room and class (our service); for a service
+whose events do not, the student is looked up, once per change, only while somebody with a narrower scope than the
+whole school listens. A student who cannot be placed (deleted, or the lookup failed) is told only to those who see
+every student.
 """
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
@@ -42,7 +43,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import Context
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated, ServerEvent
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated, ServerEvent
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_REQUEST,
@@ -57,21 +58,15 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_asrama.client import AsramaClient, AsramaError, NotFound, feed
 from mcp_asrama.client.feed import Perubahan
+from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.core import AsramaServer, state_of
 from mcp_asrama.server.guard import ratelimit
 from mcp_asrama.server.guard.access import Akses
-from mcp_asrama.server.listen_gate import Gate, Plan, Slots, too_many_uris
+from mcp_asrama.server.listen_gate import LISTS, PUBLISHED, SHOWN_IN, Gate, Plan, Slots, too_many_uris
 
 log = logging.getLogger(__name__)
 
 LISTEN = "subscriptions/listen"
-KAMAR = "asrama://kamar"
-_ABSENSI = re.compile(r"\Aasrama://absensi/[^/]+\Z")
-_ANAK = re.compile(r"\Aasrama://anak/[^/]+\Z")
-_SUB = {
-    "pelanggaran": re.compile(r"\Aasrama://anak/[^/]+/pelanggaran\Z"),
-    "hafalan": re.compile(r"\Aasrama://anak/[^/]+/hafalan\Z"),
-}
 NO_SESSION = (
     "resources/subscribe memerlukan sesi yang tetap terbuka (stdio); lewat HTTP gunakan subscriptions/listen "
     "(protokol 2026-07-28)"
@@ -79,28 +74,16 @@ NO_SESSION = (
 
 
 def touched(change: Perubahan, subscribed: Iterable[str]) -> set[str]:
-    """The resources whose content `change` may have changed (those naming no student: among `subscribed`)."""
-    anak = f"asrama://anak/{change.id_anak}" if change.id_anak else None
+    """The resources whose content `change` may have changed (those of a template it does not fill: among
+    `subscribed`)."""
     every = set(subscribed)
-    students = {uri for uri in every if _ANAK.match(uri)}
-    match change.jenis:
-        case "absensi":
-            day = {f"asrama://absensi/{change.tanggal.isoformat()}"} if change.tanggal else _of(every, _ABSENSI)
-            return day | ({anak} if anak else students)
-        case "izin":
-            return {anak} if anak else students
-        case "anak":
-            return {KAMAR} | ({anak} if anak else students)
-        case "kamar":
-            return {KAMAR}
-        case "pelanggaran" | "hafalan":
-            return {f"{anak}/{change.jenis}"} if anak else _of(every, _SUB[change.jenis])
-        case "kesehatan":
-            return set()
-
-
-def _of(uris: set[str], pattern: re.Pattern[str]) -> set[str]:
-    return {uri for uri in uris if pattern.match(uri)}
+    uris: set[str] = set()
+    for kind in (change.jenis, *SHOWN_IN.get(change.jenis, ())):
+        resource = PUBLISHED.get(kind)
+        if resource is not None:
+            uri = resource.uri(change)
+            uris |= {uri} if uri is not None else resource.among(every)
+    return uris
 
 
 @dataclass(frozen=True)
@@ -176,7 +159,7 @@ class Live:
         if not uris:
             return
         anak = await self._place(change) if change.id_anak else None
-        await self.publish({Updated(uri=uri, anak=None if uri == KAMAR else anak) for uri in uris})
+        await self.publish({Updated(uri=uri, anak=None if uri in LISTS else anak) for uri in uris})
 
     async def _place(self, change: Perubahan) -> Siapa:
         """The named student's class and room: from the event, else (only for a narrower subscriber) the service."""
@@ -265,7 +248,7 @@ class Live:
         if not ctx.session.can_send_request:
             raise MCPError(code=INVALID_REQUEST, message=NO_SESSION)
         uri = str(params.uri)
-        connection = ctx.session._connection  # private: see the module docstring
+        connection = sdk_seams.connection_of(ctx.session)
         _, held = self._connections.get(connection, (None, set()))
         if uri not in held and (refused := too_many_uris(len(held) + 1)) is not None:
             raise refused
@@ -279,7 +262,7 @@ class Live:
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams) -> EmptyResult:
         """Handshake era: end this session's subscription to one resource (nothing to end is fine)."""
-        held = self._connections.get(ctx.session._connection)
+        held = self._connections.get(sdk_seams.connection_of(ctx.session))
         if held is not None:
             held[1].discard(str(params.uri))
         return EmptyResult()
@@ -298,12 +281,11 @@ class Live:
         server: `MCPServer` has no public hook for them), and let it end the SDK's listen streams at shutdown."""
         self.server = server
         self.gate = Gate(server)
-        lowlevel = server._lowlevel_server  # private: see the module docstring
-        listens = lowlevel.get_request_handler(LISTEN)
-        if listens is not None and isinstance(listens.handler, ListenHandler):
-            server.close_listens = listens.handler.close
-        lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, self.subscribe)
-        lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, self.unsubscribe)
+        closer = sdk_seams.listen_closer(server)
+        if closer is not None:
+            server.close_listens = closer
+        sdk_seams.add_request_handler(server, "resources/subscribe", SubscribeRequestParams, self.subscribe)
+        sdk_seams.add_request_handler(server, "resources/unsubscribe", UnsubscribeRequestParams, self.unsubscribe)
 
 
 LIST_KINDS = ("tools", "prompts", "resources")

@@ -1,27 +1,15 @@
 """`AsramaClient`: typed calls to the data service over one pooled async HTTP client (httpx2)."""
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import quote
 
 import httpx2
 from pydantic import BaseModel, ValidationError
 
-from mcp_asrama.client.exceptions import (
-    AsramaError,
-    BadResponse,
-    Changed,
-    Conflict,
-    NoMultiFilter,
-    NotFound,
-    ServiceAuthError,
-    ServiceError,
-    ServiceRejected,
-    ServiceTimeout,
-    ServiceUnavailable,
-)
+from mcp_asrama.client.exceptions import BadResponse, NoMultiFilter, ServiceTimeout, ServiceUnavailable, for_status
 from mcp_asrama.client.models import (
     AbsensiHarian,
     Anak,
@@ -44,7 +32,7 @@ from mcp_asrama.client.models import (
     RekapPelanggaran,
     Setoran,
 )
-from mcp_asrama.contract import BERUBAH, FILTER_GANDA, FITUR_HEADER, KONFLIK_HEADER, NILAI_LAMA
+from mcp_asrama.contract import BY_NAME, FILTER_GANDA, FITUR_HEADER, NILAI_LAMA
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -52,6 +40,44 @@ Values = str | Sequence[str] | None  # one value of a filter, or several (kelas/
 Params = list[tuple[str, Any]]
 MULTI_VALUED = ("kelas", "kamar")
 OLD_VALUES = ("status_lama", "keterangan_lama")  # a write's precondition: sent only to a service marking NILAI_LAMA
+
+
+class Unit(TypedDict, total=False):
+    """Where: one or several classes and rooms (several: our service only)."""
+
+    kelas: Values
+    kamar: Values
+
+
+class RekapFilters(Unit, total=False):
+    id_anak: str | None
+    limit: int | None
+
+
+class RecordFilters(Unit, total=False):
+    """A dated-record list's filters: one student, classes and rooms, a period; one page (`limit`: 100 unless said,
+    `offset`)."""
+
+    id_anak: str | None
+    dari: date | None
+    sampai: date | None
+    limit: int
+    offset: int
+
+
+class SetoranFilters(RecordFilters, total=False):
+    jenis: str | None
+
+
+class IzinFilters(Unit, total=False):
+    aktif: bool | None
+    id_anak: str | None
+    tanggal: date | None
+    limit: int
+    offset: int
+
+
+RECORD_FILTERS = ("aktif", "id_anak", "kelas", "kamar", "tanggal", "dari", "sampai", "jenis")  # in the query's order
 
 
 def make_http_client(
@@ -69,22 +95,6 @@ def make_http_client(
         transport=transport,
         follow_redirects=False,
     )
-
-
-def _status_error(status: int, headers: httpx2.Headers) -> AsramaError:
-    if status == 409 and headers.get(KONFLIK_HEADER) == BERUBAH:
-        return Changed("a record changed since it was read (HTTP 409)", status=status)
-    if status in (401, 403):
-        return ServiceAuthError(f"service refused the token (HTTP {status})", status=status)
-    if status == 404:
-        return NotFound("not found (HTTP 404)", status=status)
-    if status == 409:
-        return Conflict("conflicts with what is stored (HTTP 409)", status=status)
-    if status < 400:  # the contract never redirects: a redirect means ASRAMA_API_URL points at something else
-        return BadResponse(f"service redirected (HTTP {status})", status=status)
-    if status < 500:
-        return ServiceRejected(f"service rejected the request (HTTP {status})", status=status)
-    return ServiceError(f"service failed (HTTP {status})", status=status)
 
 
 def _params(**values: Any) -> Params:
@@ -138,7 +148,7 @@ class AsramaClient:
             raise ServiceUnavailable(f"service unreachable ({type(exc).__name__})") from exc
         if response.status_code not in (200, 201):
             log.warning("service answered %s", response.status_code, extra={"path": path.split("/")[1]})
-            raise _status_error(response.status_code, response.headers)
+            raise for_status(response.status_code, response.headers)
         fitur = response.headers.get(FITUR_HEADER, "").replace(" ", "").split(",")
         self.filter_ganda, self.nilai_lama = FILTER_GANDA in fitur, NILAI_LAMA in fitur
         if multi and not self.filter_ganda:
@@ -189,19 +199,9 @@ class AsramaClient:
         params = _params(tanggal=tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak or None)
         return await self._get("/absensi", AbsensiHarian, [*params, *(("id_anak", i) for i in ids or [])])
 
-    async def rekap(
-        self,
-        dari: date,
-        sampai: date,
-        *,
-        kelas: Values = None,
-        kamar: Values = None,
-        id_anak: str | None = None,
-        limit: int | None = None,
-    ) -> RekapAbsensi:
+    async def rekap(self, dari: date, sampai: date, **filters: Unpack[RekapFilters]) -> RekapAbsensi:
         """`GET /absensi/rekap` (our service's extension of the contract)."""
-        params = _params(dari=dari, sampai=sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, limit=limit)
-        return await self._get("/absensi/rekap", RekapAbsensi, params)
+        return await self._rekap("absensi", RekapAbsensi, dari, sampai, filters)
 
     async def catat_absensi(
         self, tanggal: date, entri: list[dict[str, Any]], *, actor: str | None, key: str
@@ -214,23 +214,25 @@ class AsramaClient:
         path = f"/absensi/{tanggal.isoformat()}"
         return await self._post(path, HasilAbsensi, {"entri": entri}, _write_headers(actor, key))
 
-    async def daftar_izin(
-        self,
-        *,
-        aktif: bool | None = None,
-        kelas: Values = None,
-        kamar: Values = None,
-        id_anak: str | None = None,
-        tanggal: date | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> DaftarIzin:
-        """`GET /izin`."""
-        flag = None if aktif is None else str(aktif).lower()
-        params = _params(
-            aktif=flag, kelas=kelas, kamar=kamar, id_anak=id_anak, tanggal=tanggal, limit=limit, offset=offset or None
-        )
-        return await self._get("/izin", DaftarIzin, params)
+    # --- dated records of a student: one list call and one rekap call, the route from the domain list ---
+
+    async def _records(self, domain: str, model: type[M], filters: Mapping[str, Any]) -> M:
+        """`GET /<domain>`: one page of its records, latest first (100 unless `limit` says)."""
+        values = {name: filters.get(name) for name in RECORD_FILTERS}
+        values.update(limit=filters.get("limit", 100), offset=filters.get("offset") or None)
+        return await self._get(BY_NAME[domain].path, model, _params(**values))
+
+    async def _rekap(self, domain: str, model: type[M], dari: date, sampai: date, filters: Mapping[str, Any]) -> M:
+        """`GET /<domain>/rekap` over [dari, sampai]."""
+        return await self._get(f"{BY_NAME[domain].path}/rekap", model, _params(dari=dari, sampai=sampai, **filters))
+
+    async def _create(self, domain: str, model: type[M], body: dict[str, Any], actor: str | None, key: str) -> M:
+        """`POST /<domain>`, once per `key`."""
+        return await self._post(BY_NAME[domain].path, model, body, _write_headers(actor, key))
+
+    async def daftar_izin(self, **filters: Unpack[IzinFilters]) -> DaftarIzin:
+        """`GET /izin` (`aktif`: running today or not; `tanggal`: running that day)."""
+        return await self._records("izin", DaftarIzin, filters)
 
     async def izin(self, id_izin: str) -> Izin:
         """`GET /izin/{id}`; the id is escaped into one path segment."""
@@ -241,71 +243,32 @@ class AsramaClient:
         honours old values (`Changed` when one changed); to another they are left out, and it writes as before."""
         if not self.nilai_lama:
             body = {k: v for k, v in body.items() if k != "absensi_lama"}
-        return await self._post("/izin", Izin, body, _write_headers(actor, key))
+        return await self._create("izin", Izin, body, actor, key)
 
     async def akhiri_izin(self, id_izin: str, tanggal_kembali: date, *, actor: str | None, key: str) -> Izin:
         """`POST /izin/{id}/selesai`, once per `key`."""
         body = {"tanggal_kembali": tanggal_kembali.isoformat()}
         return await self._post(f"/izin/{quote(id_izin, safe='')}/selesai", Izin, body, _write_headers(actor, key))
 
-    # --- pelanggaran, hafalan, kesehatan (issue 10) ---
-
     async def jenis_pelanggaran(self) -> DaftarJenisPelanggaran:
         """`GET /pelanggaran/jenis`: the kinds of violation the school lists."""
         return await self._get("/pelanggaran/jenis", DaftarJenisPelanggaran)
 
-    async def daftar_pelanggaran(
-        self,
-        *,
-        id_anak: str | None = None,
-        kelas: Values = None,
-        kamar: Values = None,
-        dari: date | None = None,
-        sampai: date | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> DaftarPelanggaran:
+    async def daftar_pelanggaran(self, **filters: Unpack[RecordFilters]) -> DaftarPelanggaran:
         """`GET /pelanggaran`, latest first."""
-        params = _params(
-            id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai, limit=limit, offset=offset or None
-        )
-        return await self._get("/pelanggaran", DaftarPelanggaran, params)
+        return await self._records("pelanggaran", DaftarPelanggaran, filters)
 
-    async def rekap_pelanggaran(
-        self, dari: date, sampai: date, *, kelas: Values = None, kamar: Values = None
-    ) -> RekapPelanggaran:
+    async def rekap_pelanggaran(self, dari: date, sampai: date, **unit: Unpack[Unit]) -> RekapPelanggaran:
         """`GET /pelanggaran/rekap`: points and counts per student and category, most points first."""
-        params = _params(dari=dari, sampai=sampai, kelas=kelas, kamar=kamar)
-        return await self._get("/pelanggaran/rekap", RekapPelanggaran, params)
+        return await self._rekap("pelanggaran", RekapPelanggaran, dari, sampai, unit)
 
     async def catat_pelanggaran(self, body: dict[str, Any], *, actor: str | None, key: str) -> Pelanggaran:
         """`POST /pelanggaran`, once per `key`."""
-        return await self._post("/pelanggaran", Pelanggaran, body, _write_headers(actor, key))
+        return await self._create("pelanggaran", Pelanggaran, body, actor, key)
 
-    async def daftar_hafalan(
-        self,
-        *,
-        id_anak: str | None = None,
-        kelas: Values = None,
-        kamar: Values = None,
-        dari: date | None = None,
-        sampai: date | None = None,
-        jenis: str | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> DaftarSetoran:
-        """`GET /hafalan`: deposits, latest first."""
-        params = _params(
-            id_anak=id_anak,
-            kelas=kelas,
-            kamar=kamar,
-            dari=dari,
-            sampai=sampai,
-            jenis=jenis,
-            limit=limit,
-            offset=offset or None,
-        )
-        return await self._get("/hafalan", DaftarSetoran, params)
+    async def daftar_hafalan(self, **filters: Unpack[SetoranFilters]) -> DaftarSetoran:
+        """`GET /hafalan`: deposits, latest first (`jenis`: ziyadah or murajaah only)."""
+        return await self._records("hafalan", DaftarSetoran, filters)
 
     async def progres_hafalan(
         self, *, id_anak: str | None = None, kelas: Values = None, kamar: Values = None, limit: int | None = None
@@ -317,34 +280,19 @@ class AsramaClient:
 
     async def catat_setoran(self, body: dict[str, Any], *, actor: str | None, key: str) -> Setoran:
         """`POST /hafalan`, once per `key`."""
-        return await self._post("/hafalan", Setoran, body, _write_headers(actor, key))
+        return await self._create("hafalan", Setoran, body, actor, key)
 
     async def daftar_kunjungan(
-        self,
-        *,
-        klinik: bool,
-        id_anak: str | None = None,
-        kelas: Values = None,
-        kamar: Values = None,
-        dari: date | None = None,
-        sampai: date | None = None,
-        limit: int = 100,
-        offset: int = 0,
+        self, *, klinik: bool, **filters: Unpack[RecordFilters]
     ) -> DaftarKunjungan | DaftarKunjunganKlinik:
         """`GET /kesehatan`; the health details are parsed (kept) only when `klinik` (a clinic principal asks)."""
-        params = _params(
-            id_anak=id_anak, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai, limit=limit, offset=offset or None
-        )
         model: type[DaftarKunjungan | DaftarKunjunganKlinik] = DaftarKunjunganKlinik if klinik else DaftarKunjungan
-        return await self._get("/kesehatan", model, params)
+        return await self._records("kesehatan", model, filters)
 
-    async def rekap_kesehatan(
-        self, dari: date, sampai: date, *, kelas: Values = None, kamar: Values = None
-    ) -> RekapKesehatan:
+    async def rekap_kesehatan(self, dari: date, sampai: date, **unit: Unpack[Unit]) -> RekapKesehatan:
         """`GET /kesehatan/rekap`: visits and students per category, counts only."""
-        params = _params(dari=dari, sampai=sampai, kelas=kelas, kamar=kamar)
-        return await self._get("/kesehatan/rekap", RekapKesehatan, params)
+        return await self._rekap("kesehatan", RekapKesehatan, dari, sampai, unit)
 
     async def catat_kunjungan(self, body: dict[str, Any], *, actor: str | None, key: str) -> KunjunganKlinik:
         """`POST /kesehatan`, once per `key`."""
-        return await self._post("/kesehatan", KunjunganKlinik, body, _write_headers(actor, key))
+        return await self._create("kesehatan", KunjunganKlinik, body, actor, key)

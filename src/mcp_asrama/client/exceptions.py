@@ -11,7 +11,13 @@ AsramaError
 ├── ServiceError         5xx: the service failed
 ├── BadResponse          the answer was not the JSON shape the contract promises
 └── NoMultiFilter        several values were sent for one filter, and the service did not say it honours them
+
+`for_status` names the error an HTTP status stands for.
 """
+
+from collections.abc import Mapping
+
+from mcp_asrama.contract import BERUBAH, KONFLIK_HEADER
 
 
 class AsramaError(Exception):
@@ -62,3 +68,20 @@ class BadResponse(AsramaError):
 class NoMultiFilter(AsramaError):
     """Several values were sent for `kelas` or `kamar` and the answer lacks our service's `filter-ganda` mark: a
     service of the tutorial's contract would have used one of them. Ask one value at a time instead."""
+
+
+def for_status(status: int, headers: Mapping[str, str]) -> AsramaError:
+    """The error an answer other than 200/201 stands for."""
+    if status == 409 and headers.get(KONFLIK_HEADER) == BERUBAH:
+        return Changed("a record changed since it was read (HTTP 409)", status=status)
+    if status in (401, 403):
+        return ServiceAuthError(f"service refused the token (HTTP {status})", status=status)
+    if status == 404:
+        return NotFound("not found (HTTP 404)", status=status)
+    if status == 409:
+        return Conflict("conflicts with what is stored (HTTP 409)", status=status)
+    if status < 400:  # the contract never redirects: a redirect means ASRAMA_API_URL points at something else
+        return BadResponse(f"service redirected (HTTP {status})", status=status)
+    if status < 500:
+        return ServiceRejected(f"service rejected the request (HTTP {status})", status=status)
+    return ServiceError(f"service failed (HTTP {status})", status=status)

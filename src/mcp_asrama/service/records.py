@@ -12,7 +12,7 @@ A domain keeps only its own columns, its rekap and its special routes.
 
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, TypeVar, cast
 
@@ -82,15 +82,7 @@ def search(
     """The dated records matching `where` (and `also`), latest first: (how many, one page of (record, student,
     *extra)). 422 when the period is reversed or longer than 366 days."""
     check_period(where.dari, where.sampai)
-    filters = dated_filters(
-        session,
-        model.tanggal,
-        id_anak=where.id_anak,
-        kelas=where.kelas,
-        kamar=where.kamar,
-        dari=where.dari,
-        sampai=where.sampai,
-    )
+    filters = dated_filters(session, model.tanggal, **asdict(where))
     order = (model.tanggal.desc(), model.dibuat.desc(), model.id)
     return crud_common.page(session, model, [*filters, *also], paging, order=order, extra=extra, joins=joins)
 
@@ -113,8 +105,6 @@ def create(
     actor: str | None,
     key: str | None,
     write: Callable[[Anak], BaseModel],
-    *,
-    status_code: int = 201,
 ) -> Any:
     """The idempotent create of a record of `body.id_anak`: hold the student until commit, replay the stored answer
     to `key`, 404 for an unknown student, else `write(student)` (which may refuse) and commit its answer with
@@ -126,7 +116,7 @@ def create(
     anak = crud_anak.get_anak(session, body.id_anak) if found else None
     if anak is None:
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
-    return once.commit(session, status_code, write(anak))
+    return once.commit(session, 201, write(anak))
 
 
 def student(anak: Anak) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features import absensi_reads
 from mcp_asrama.server.features.absensi_reads import STATUSES, Hari
 from mcp_asrama.server.features.anak import satu_anak
-from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools
+from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools, totals
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
@@ -152,10 +152,7 @@ async def rekap_absensi(
     audit.disclose_aggregate(rekap.jumlah_anak, (r.id_anak for r in rekap.per_anak))
     return tool_result(
         HasilRekapAbsensi(
-            dari=rekap.dari,
-            sampai=rekap.sampai,
-            jumlah_anak=rekap.jumlah_anak,
-            total=rekap.total,
+            **totals(rekap),
             paling_sering_tidak_hadir=[r for r in _most_absent(rekap.per_anak) if r.tidak_hadir > 0],
         )
     )

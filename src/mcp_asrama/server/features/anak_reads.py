@@ -8,6 +8,7 @@ filtering it, so a student outside the scope never counts, is never named and ne
 """
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -37,96 +38,93 @@ async def cari_anak(
             nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset
         )
         return found.total, found.data
+    search = _Search(reader, nama, status, limit, offset)
     try:
-        return await _cari(reader, nama, kelas, kamar, status, limit, offset, single=False)
+        return await search.page(reader.sides(kelas, kamar))
     except NoMultiFilter:
-        return await _cari(reader, nama, kelas, kamar, status, limit, offset, single=True)
+        return await search.page(reader.sides(kelas, kamar, single=True))
 
 
-async def _cari(
-    reader: Terbatas,
-    nama: str | None,
-    kelas: str | None,
-    kamar: str | None,
-    status: str | None,
-    limit: int,
-    offset: int,
-    *,
-    single: bool,
-) -> tuple[int, list[Anak]]:
-    rooms, classes = reader.sides(kelas, kamar, single=single)
-    units = [*rooms, *classes]
-    if len(set(units)) == 1:  # one request, the page as the service cuts it
-        (unit_kelas, unit_kamar), *_ = units
-        page = await reader.client.cari_anak(
-            nama=nama, kelas=unit_kelas, kamar=unit_kamar, status=status, limit=limit, offset=offset
-        )
-        if len(reader.visible_rows(page.data)) == len(page.data):
-            return page.total, page.data
-    elif units:
-        overlaps = [o for room in rooms for klass in classes if (o := overlap(room, klass)) is not None]
-        reader.kemajuan.expect(len(units) + len(overlaps))
-        heads = [_head(reader, nama, u, status, offset + limit) for u in units]
-        counted = [_head(reader, nama, u, status, 1) for u in overlaps]  # only their totals count
-        found = await gather([*heads, *counted])
-        await reader.kemajuan.done()
-        if all(h is not None for h in found):
-            pages = [h for h in found if h is not None]
-            merged = {a.id: a for _, rows in pages[: len(units)] for a in rows}
-            if len(reader.visible_rows(merged.values())) == len(merged):
-                # The rooms' side and the classes' side are each disjoint; their overlaps were counted twice.
-                total = sum(t for t, _ in pages[: len(units)]) - sum(t for t, _ in pages[len(units) :])
-                ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
-                return total, ordered[offset : offset + limit]
-    else:
-        return 0, []
-    return await _gathered(reader, nama, list(dict.fromkeys(units)), status, limit, offset)
+@dataclass(frozen=True)
+class _Search:
+    """One scoped search: its name and status filters and its page, over the sides of the scope."""
 
+    reader: Terbatas
+    nama: str | None
+    status: str | None
+    limit: int
+    offset: int
 
-def _head(
-    reader: Terbatas, nama: str | None, unit: Unit, status: str | None, rows: int
-) -> Callable[[], Awaitable[tuple[int, list[Anak]] | None]]:
-    """(total, its first `rows` matches) of one unit, page by page; None when its pages overlap (a service that
-    ignores `offset`)."""
-
-    async def head() -> tuple[int, list[Anak]] | None:
-        found: dict[str, Anak] = {}
-        while True:
-            await reader.kemajuan.step()
+    async def page(self, sides: tuple[list[Unit], list[Unit]]) -> tuple[int, list[Anak]]:
+        reader, limit, offset = self.reader, self.limit, self.offset
+        rooms, classes = sides
+        units = [*rooms, *classes]
+        if len(set(units)) == 1:  # one request, the page as the service cuts it
+            (unit_kelas, unit_kamar), *_ = units
             page = await reader.client.cari_anak(
-                nama=nama,
-                kelas=unit[0],
-                kamar=unit[1],
-                status=status,
-                limit=min(PAGE, rows - len(found)),
-                offset=len(found),
+                nama=self.nama, kelas=unit_kelas, kamar=unit_kamar, status=self.status, limit=limit, offset=offset
             )
-            if not found:
-                reader.kemajuan.expect(pages_left(min(page.total, rows), len(page.data), PAGE))
-            fresh = {a.id: a for a in page.data if a.id not in found}
-            if len(fresh) < len(page.data):
-                return None
-            found.update(fresh)
-            if len(found) >= min(page.total, rows) or not page.data:
-                return page.total, list(found.values())
+            if len(reader.visible_rows(page.data)) == len(page.data):
+                return page.total, page.data
+        elif units:
+            overlaps = [o for room in rooms for klass in classes if (o := overlap(room, klass)) is not None]
+            reader.kemajuan.expect(len(units) + len(overlaps))
+            heads = [self._head(u, offset + limit) for u in units]
+            counted = [self._head(u, 1) for u in overlaps]  # only their totals count
+            found = await gather([*heads, *counted])
+            await reader.kemajuan.done()
+            if all(h is not None for h in found):
+                pages = [h for h in found if h is not None]
+                merged = {a.id: a for _, rows in pages[: len(units)] for a in rows}
+                if len(reader.visible_rows(merged.values())) == len(merged):
+                    # The rooms' side and the classes' side are each disjoint; their overlaps were counted twice.
+                    total = sum(t for t, _ in pages[: len(units)]) - sum(t for t, _ in pages[len(units) :])
+                    ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
+                    return total, ordered[offset : offset + limit]
+        else:
+            return 0, []
+        return await self._gathered(list(dict.fromkeys(units)))
 
-    return head
+    def _head(self, unit: Unit, rows: int) -> Callable[[], Awaitable[tuple[int, list[Anak]] | None]]:
+        """(total, its first `rows` matches) of one unit, page by page; None when its pages overlap (a service that
+        ignores `offset`)."""
+        reader = self.reader
 
+        async def head() -> tuple[int, list[Anak]] | None:
+            found: dict[str, Anak] = {}
+            while True:
+                await reader.kemajuan.step()
+                page = await reader.client.cari_anak(
+                    nama=self.nama,
+                    kelas=unit[0],
+                    kamar=unit[1],
+                    status=self.status,
+                    limit=min(PAGE, rows - len(found)),
+                    offset=len(found),
+                )
+                if not found:
+                    reader.kemajuan.expect(pages_left(min(page.total, rows), len(page.data), PAGE))
+                fresh = {a.id: a for a in page.data if a.id not in found}
+                if len(fresh) < len(page.data):
+                    return None
+                found.update(fresh)
+                if len(found) >= min(page.total, rows) or not page.data:
+                    return page.total, list(found.values())
 
-async def _gathered(
-    reader: Terbatas, nama: str | None, units: list[Unit], status: str | None, limit: int, offset: int
-) -> tuple[int, list[Anak]]:
-    """The fallback: every match of each unit, filtered on the rows themselves."""
-    merged: dict[str, Anak] = {}
-    reader.kemajuan.expect(len(units))
-    for unit_kelas, unit_kamar in units:
-        matches = await everyone(reader, nama, unit_kelas, unit_kamar, status)
-        if matches is None:
-            raise ToolError(TOO_MANY)
-        merged.update((a.id, a) for a in reader.visible_rows(matches))
-    await reader.kemajuan.done()
-    ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
-    return len(ordered), ordered[offset : offset + limit]
+        return head
+
+    async def _gathered(self, units: list[Unit]) -> tuple[int, list[Anak]]:
+        """The fallback: every match of each unit, filtered on the rows themselves."""
+        merged: dict[str, Anak] = {}
+        self.reader.kemajuan.expect(len(units))
+        for unit_kelas, unit_kamar in units:
+            matches = await everyone(self.reader, self.nama, unit_kelas, unit_kamar, self.status)
+            if matches is None:
+                raise ToolError(TOO_MANY)
+            merged.update((a.id, a) for a in self.reader.visible_rows(matches))
+        await self.reader.kemajuan.done()
+        ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
+        return len(ordered), ordered[self.offset : self.offset + self.limit]
 
 
 async def everyone(

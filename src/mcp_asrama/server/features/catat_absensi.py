@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi
@@ -23,7 +22,7 @@ from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.features import absensi_reads
 from mcp_asrama.server.features.common import NO_ACCESS, add_tools
 from mcp_asrama.server.features.izin import cari_izin
-from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.features.write import Ditulis, HasilTulis, Penulisan, Pertanyaan, Tulis
 from mcp_asrama.server.guard.scoped import Terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
@@ -111,13 +110,19 @@ def _baris(record: CatatanAbsensi, status: str, keterangan: str | None) -> Baris
     )
 
 
+YangLain = Annotated[
+    Status | None,
+    Field(description="Status untuk anak lain di kamar/kelas itu yang belum dicatat atau tercatat hadir, mis. 'hadir'"),
+]
+
+
 async def rencana(
     reader: Terbatas,
-    tanggal: date,
-    entri: list[EntriAbsensi],
-    kamar: str | None,
-    kelas: str | None,
-    yang_lain: Status | None,
+    tanggal: Tanggal,
+    entri: Annotated[list[EntriAbsensi], Field(max_length=MAX_ROWS)],
+    kamar: Kamar = None,
+    kelas: Kelas = None,
+    yang_lain: YangLain = None,
 ) -> Rencana:
     """The roll call as it will be written, from the data as it is now; a ToolError names every problem row."""
     if yang_lain is not None and not (kamar or kelas):
@@ -295,21 +300,7 @@ CATAT = Penulisan(
 PENULISAN = (CATAT,)
 
 
-async def catat_absensi(
-    ctx: Context,
-    tanggal: Tanggal,
-    entri: Annotated[list[EntriAbsensi], Field(max_length=MAX_ROWS)],
-    rencana: Annotated[Direncanakan[Rencana], CATAT.rencana],
-    keputusan: Annotated[Keputusan, CATAT.keputusan],
-    kamar: Kamar = None,
-    kelas: Kelas = None,
-    yang_lain: Annotated[
-        Status | None,
-        Field(
-            description="Status untuk anak lain di kamar/kelas itu yang belum dicatat atau tercatat hadir, mis. 'hadir'"
-        ),
-    ] = None,
-) -> Annotated[CallToolResult, HasilCatatAbsensi]:
+catat_absensi = CATAT.as_tool(
     """Catat absensi satu tanggal (YYYY-MM-DD) untuk sampai 300 anak sekaligus: entri berisi id_anak, status
     (hadir, izin, sakit, alpa) dan keterangan opsional. Dengan kamar atau kelas dan yang_lain (mis. 'hadir'),
     semua anak lain di kamar/kelas itu (sesuai wewenang Anda) dicatat yang_lain, kecuali anak yang sedang izin
@@ -319,7 +310,7 @@ async def catat_absensi(
     perubahannya; bila menolak, jangan ulangi tanpa diminta — tanyakan apa yang perlu diubah. Catatan yang
     ditimpa tetap tersimpan di riwayat; bila orang lain mencatat lebih dulu, tidak ada yang ditimpa: panggil
     lagi agar pengguna ditanya ulang."""
-    return await CATAT.selesai(ctx, rencana, keputusan)
+)
 
 
 def register(server: AsramaServer) -> None:

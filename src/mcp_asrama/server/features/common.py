@@ -1,15 +1,17 @@
-"""What every domain module shares: the result base (allowlist), annotations, the no-access note, and how a tool
-is registered."""
+"""What every domain module shares: the result bases (allowlist), annotations, the no-access note, how a tool is
+registered, and how a student's records are cut to the result budget."""
 
 import inspect
 from collections.abc import Callable
 from datetime import date
-from typing import Any
+from typing import Any, Self, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
+from mcp_asrama.client.models import Anak
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server.arguments import MAX_RANGE_DAYS
 from mcp_asrama.server.core import AsramaServer, Needs
 
@@ -20,10 +22,46 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 CREATES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
 class Result(BaseModel):
     """A tool's result, its `outputSchema` and its allowlist: a field not declared never leaves."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+class HasilAnak(Result):
+    """A result about one student: who first (id, name, class, room), then what."""
+
+    id_anak: str
+    nama: str
+    kelas: str | None = None
+    kamar: str | None = None
+
+    @classmethod
+    def tentang(cls, anak: Anak, **fields: Any) -> Self:
+        return cls(id_anak=anak.id, nama=anak.nama, kelas=anak.kelas, kamar=anak.kamar, **fields)
+
+
+def row_of(model: type[M], record: Any, id_as: str) -> M:
+    """A service record as the output row `model` (only the fields it declares leave), its `id` named `id_as`."""
+    return model.model_validate({**record.model_dump(), id_as: record.id})
+
+
+def latest(rows: list[M], complete: bool, none: str, unit: str) -> tuple[list[M], str | None]:
+    """A student's records (latest first) cut to the result budget, and the note: `none` recorded in the range,
+    or how many of the latest `unit` are shown."""
+    shown = fitting_count(rows, RESULT_BUDGET)
+    notes = [] if rows else [f"Tidak ada {none} tercatat untuk anak ini dalam rentang itu."]
+    if shown < len(rows) or not complete:
+        notes.append(f"Daftar dipotong: {shown} dari {len(rows)} {unit} terbaru; persempit dengan dari/sampai.")
+    return rows[:shown], " ".join(notes) or None
+
+
+def totals(rekap: Any) -> dict[str, Any]:
+    """The range and totals a summary of the service carries, for a result that repeats them."""
+    return {"dari": rekap.dari, "sampai": rekap.sampai, "jumlah_anak": rekap.jumlah_anak, "total": rekap.total}
 
 
 def add_tools(

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from mcp_asrama import quran
 from mcp_asrama.client import NotFound
 from mcp_asrama.client.client import Values
-from mcp_asrama.client.models import Anak, ProgresAnak, ProgresHafalan, RataRata, Setoran
+from mcp_asrama.client.models import ProgresAnak, ProgresHafalan, RataRata, Setoran
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server import views
 from mcp_asrama.server.arguments import (
@@ -36,9 +36,20 @@ from mcp_asrama.server.arguments import (
 )
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
-from mcp_asrama.server.features.common import CREATES, JSON, NO_ACCESS, READ_ONLY, Result, add_tools, not_future
+from mcp_asrama.server.features.common import (
+    CREATES,
+    JSON,
+    NO_ACCESS,
+    READ_ONLY,
+    HasilAnak,
+    Result,
+    add_tools,
+    not_future,
+    row_of,
+)
+from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan
 from mcp_asrama.server.features.records import RECORD_PAGE, Page, records, summary_rows
-from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
@@ -66,13 +77,9 @@ class DataSetoran(BaseModel):
     nilai: int | None = None
 
 
-class HasilHafalanAnak(Result):
+class HasilHafalanAnak(HasilAnak):
     """One student's memorisation: progress first, then the latest deposits."""
 
-    id_anak: str
-    nama: str
-    kelas: str | None = None
-    kamar: str | None = None
     ayat: int = Field(description="Ayat berbeda yang sudah disetor sebagai ziyadah")
     juz: float = Field(description="Setara juz yang sudah dihafal (2 desimal)")
     ayat_per_pekan: float = Field(description="Ayat ziyadah per pekan, rata-rata 28 hari terakhir")
@@ -91,17 +98,7 @@ class HasilProgresHafalan(Result):
 
 
 def _row(s: Setoran) -> DataSetoran:
-    return DataSetoran(
-        id_setoran=s.id,
-        tanggal=s.tanggal,
-        jenis=s.jenis,
-        surah=s.surah,
-        nama_surah=s.nama_surah,
-        ayat_mulai=s.ayat_mulai,
-        ayat_selesai=s.ayat_selesai,
-        juz=s.juz,
-        nilai=s.nilai,
-    )
+    return row_of(DataSetoran, s, "id_setoran")
 
 
 async def _progres(reader: Terbatas, *, kelas: str | None, kamar: str | None, limit: int) -> ProgresHafalan:
@@ -138,18 +135,9 @@ async def ringkas_hafalan(reader: Terbatas, id_anak: str) -> HasilHafalanAnak:
         raise ToolError(UNSUPPORTED) from None
     mine = next((p for p in progres.data if p.id_anak == anak.id), ProgresAnak(id_anak=anak.id))
     rows = [s for s in deposits if s.id_anak == anak.id]
-    return HasilHafalanAnak(
-        id_anak=anak.id,
-        nama=anak.nama,
-        kelas=anak.kelas,
-        kamar=anak.kamar,
-        ayat=mine.ayat,
-        juz=mine.juz,
-        ayat_per_pekan=mine.ayat_per_pekan,
-        setoran_terakhir=mine.setoran_terakhir,
-        jumlah_setoran=len(rows),
-        setoran=[_row(s) for s in rows[:LATEST]],
-    )
+    progress = mine.model_dump(include={"ayat", "juz", "ayat_per_pekan", "setoran_terakhir"})
+    latest = [_row(s) for s in rows[:LATEST]]
+    return HasilHafalanAnak.tentang(anak, **progress, jumlah_setoran=len(rows), setoran=latest)
 
 
 async def hafalan_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult, HasilHafalanAnak]:
@@ -187,11 +175,9 @@ async def progres_hafalan(
 
 
 @dataclass(frozen=True)
-class RencanaSetoran:
+class RencanaSetoran(RencanaCatatan):
     """A deposit as it will be recorded."""
 
-    anak: Anak
-    tanggal: date
     jenis: str
     surah: quran.Surah
     ayat_mulai: int
@@ -204,16 +190,19 @@ class RencanaSetoran:
         return quran.juz_span(self.surah.nomor, self.ayat_mulai, self.ayat_selesai)
 
 
+Penguji = Annotated[Nama200, Field(description="Nama penguji (opsional; disimpan, tidak ditampilkan lagi)")]
+
+
 async def rencana_setoran(
     reader: Terbatas,
-    id_anak: str,
-    tanggal: date,
-    jenis: str,
-    surah: int | str,
-    ayat_mulai: int,
-    ayat_selesai: int,
-    nilai: int | None = None,
-    penguji: str | None = None,
+    id_anak: IdAnak,
+    tanggal: Tanggal,
+    jenis: JenisSetoran,
+    surah: SurahArg,
+    ayat_mulai: Ayat,
+    ayat_selesai: Ayat,
+    nilai: Nilai = None,
+    penguji: Penguji = None,
 ) -> RencanaSetoran:
     """The deposit, checked against the surah's real length and the student (visible to the caller)."""
     not_future(tanggal)
@@ -234,35 +223,23 @@ def pertanyaan_setoran(plan: RencanaSetoran) -> Pertanyaan:
     """The question: who, when, which ayat."""
     juz = ", ".join(str(j) for j in plan.juz)
     nilai = f", nilai {plan.nilai}" if plan.nilai is not None else ""
-    lines = [
+    what = (
         f"Catat setoran {plan.jenis} {plan.anak.nama} ({plan.anak.id}) pada {plan.tanggal.isoformat()}: "
         f"{plan.surah.nama} ({plan.surah.nomor}) ayat {plan.ayat_mulai}–{plan.ayat_selesai} "
-        f"({plan.ayat_selesai - plan.ayat_mulai + 1} ayat, juz {juz}){nilai}.",
-    ]
-    if plan.penguji:
-        lines.append(f"Penguji: {plan.penguji}")
-    lines.append("Setujui untuk mencatat?")
-    return Pertanyaan("\n".join(lines), (plan.anak.id,))
+        f"({plan.ayat_selesai - plan.ayat_mulai + 1} ayat, juz {juz}){nilai}."
+    )
+    return tanya([what], plan.anak.id, Penguji=plan.penguji)
 
 
-class HasilCatatSetoran(HasilTulis):
+class HasilCatatSetoran(HasilCatat):
     """What happened to a deposit: written (with the record), declined, cancelled, or waiting (an usulan)."""
 
-    id_anak: str | None = None
     setoran: DataSetoran | None = None
 
 
 async def tulis_setoran(tulis: Tulis, plan: RencanaSetoran) -> Ditulis:
     """Record the deposit once."""
-    body: dict[str, object] = {
-        "id_anak": plan.anak.id,
-        "tanggal": plan.tanggal.isoformat(),
-        "jenis": plan.jenis,
-        "surah": plan.surah.nomor,
-        "ayat_mulai": plan.ayat_mulai,
-        "ayat_selesai": plan.ayat_selesai,
-    }
-    body.update({k: v for k, v in (("nilai", plan.nilai), ("penguji", plan.penguji)) if v is not None})
+    body = plan.badan("jenis", "ayat_mulai", "ayat_selesai", "nilai", "penguji", surah=plan.surah.nomor)
     made = await tulis.reader.client.catat_setoran(body, actor=tulis.actor, key=tulis.key)
     pesan = f"Setoran tercatat: {made.nama_surah or plan.surah.nama} ayat {made.ayat_mulai}–{made.ayat_selesai}."
     written = HasilCatatSetoran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, setoran=_row(made))
@@ -275,30 +252,15 @@ CATAT = Penulisan(
     pertanyaan_setoran,
     tulis_setoran,
     HasilCatatSetoran,
-    conflict="Konfirmasi ini sudah dipakai; panggil catat_setoran_hafalan lagi.",
     not_found=UNSUPPORTED,
 )
 PENULISAN = (CATAT,)
-
-
-async def catat_setoran_hafalan(
-    ctx: Context,
-    id_anak: IdAnak,
-    tanggal: Tanggal,
-    jenis: JenisSetoran,
-    surah: SurahArg,
-    ayat_mulai: Ayat,
-    ayat_selesai: Ayat,
-    rencana: Annotated[Direncanakan[RencanaSetoran], CATAT.rencana],
-    keputusan: Annotated[Keputusan, CATAT.keputusan],
-    nilai: Nilai = None,
-    penguji: Annotated[Nama200, Field(description="Nama penguji (opsional; disimpan, tidak ditampilkan lagi)")] = None,
-) -> Annotated[CallToolResult, HasilCatatSetoran]:
+catat_setoran_hafalan = CATAT.as_tool(
     """Catat satu setoran hafalan anak pada tanggal (YYYY-MM-DD, paling lambat hari ini): jenis ziyadah (hafalan
     baru) atau murajaah (mengulang), surah (nomor 1–114 atau nama, mis. 'Al-Mulk'), ayat_mulai sampai
     ayat_selesai (dicek terhadap jumlah ayat surah itu), nilai 0–100 dan penguji opsional. Sebelum menulis,
     pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
-    return await CATAT.selesai(ctx, rencana, keputusan)
+)
 
 
 async def hafalan_resource(id_anak: str, ctx: Context) -> str:

@@ -25,7 +25,7 @@ from mcp_asrama.server.arguments import Alasan, IdAnak, IdIzin, JenisIzin, Kamar
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import NO_ACCESS, READ_ONLY, Result, add_tools
-from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.features.write import Ditulis, HasilTulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard.scope_units import gather
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
@@ -163,7 +163,7 @@ def _last_day(izin: Izin) -> date:
 
 
 async def rencana_izin(
-    reader: Terbatas, id_anak: str, dari: date, sampai: date, jenis: str, alasan: str
+    reader: Terbatas, id_anak: IdAnak, dari: Tanggal, sampai: Tanggal, jenis: JenisIzin, alasan: Alasan
 ) -> RencanaIzin:
     """The leave, checked against the student (visible to the caller) and the student's other izin."""
     if sampai < dari:
@@ -248,23 +248,14 @@ AJUKAN = Penulisan(
 )
 
 
-async def ajukan_izin(
-    ctx: Context,
-    id_anak: IdAnak,
-    dari: Tanggal,
-    sampai: Tanggal,
-    jenis: JenisIzin,
-    alasan: Alasan,
-    rencana: Annotated[Direncanakan[RencanaIzin], AJUKAN.rencana],
-    keputusan: Annotated[Keputusan, AJUKAN.keputusan],
-) -> Annotated[CallToolResult, HasilIzin]:
+ajukan_izin = AJUKAN.as_tool(
     """Ajukan izin untuk satu anak dari tanggal `dari` sampai `sampai` (YYYY-MM-DD, paling lama 30 hari), jenis
     pulang, sakit atau keperluan, dengan alasan. Absensi hari-hari itu dicatat izin dan status anak menjadi izin
     selama izin berjalan. Sebelum menulis, pengguna diminta menyetujui (dengan absensi tiap hari yang berubah);
     bila menolak, jangan ulangi tanpa diminta. Bila orang lain mencatat absensi hari-hari itu lebih dulu, tidak ada
     yang ditimpa: panggil lagi agar pengguna ditanya ulang. Hasilnya id izin (acak) untuk akhiri_izin saat anak
     kembali."""
-    return await AJUKAN.selesai(ctx, rencana, keputusan)
+)
 
 
 @dataclass(frozen=True)
@@ -275,7 +266,10 @@ class RencanaAkhir:
     tanggal_kembali: date
 
 
-async def rencana_akhir(reader: Terbatas, id_izin: str, tanggal_kembali: date) -> RencanaAkhir:
+Kembali = Annotated[Tanggal, Field(description="Tanggal anak kembali (YYYY-MM-DD), paling lambat hari ini")]
+
+
+async def rencana_akhir(reader: Terbatas, id_izin: IdIzin, tanggal_kembali: Kembali) -> RencanaAkhir:
     """The running izin to end, visible to the caller, and a return date it allows."""
     try:
         izin = reader.reveal(await reader.client.izin(id_izin))
@@ -309,8 +303,7 @@ def pertanyaan_akhir(plan: RencanaAkhir) -> Pertanyaan:
             f"- absensi izin {tanggal_kembali.isoformat()} s.d. {izin.sampai.isoformat()} dihapus "
             "(tetap tersimpan di riwayat)"
         )
-    lines.append("Setujui untuk mencatat?")
-    return Pertanyaan("\n".join(lines), (izin.id_anak,))
+    return tanya(lines, izin.id_anak)
 
 
 async def tulis_akhir(tulis: Tulis, plan: RencanaAkhir) -> Ditulis:
@@ -332,17 +325,11 @@ AKHIRI = Penulisan(
 PENULISAN = (AJUKAN, AKHIRI)
 
 
-async def akhiri_izin(
-    ctx: Context,
-    id_izin: IdIzin,
-    tanggal_kembali: Annotated[Tanggal, Field(description="Tanggal anak kembali (YYYY-MM-DD), paling lambat hari ini")],
-    rencana: Annotated[Direncanakan[RencanaAkhir], AKHIRI.rencana],
-    keputusan: Annotated[Keputusan, AKHIRI.keputusan],
-) -> Annotated[CallToolResult, HasilIzin]:
+akhiri_izin = AKHIRI.as_tool(
     """Akhiri izin (id dari ajukan_izin atau daftar_izin) saat anak kembali pada tanggal_kembali — lebih awal atau
     terlambat: status anak kembali aktif, dan pada kepulangan lebih awal absensi izin sejak tanggal itu dihapus
     (tetap di riwayat). Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
-    return await AKHIRI.selesai(ctx, rencana, keputusan)
+)
 
 
 def register(server: AsramaServer) -> None:

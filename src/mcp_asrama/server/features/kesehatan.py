@@ -10,6 +10,7 @@ The health details are parsed from the service only for a clinic principal (`Kun
 the models hold none of them.
 """
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated
@@ -20,14 +21,23 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.models import Anak, KunjunganKlinik
-from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
+from mcp_asrama.client.models import KunjunganKlinik
 from mcp_asrama.server.arguments import IdAnak, KategoriKesehatan, Nama200, Tanggal, Teks, TeksKlinik
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
-from mcp_asrama.server.features.common import CREATES, READ_ONLY, Result, add_tools, check_range, not_future
+from mcp_asrama.server.features.common import (
+    CREATES,
+    READ_ONLY,
+    HasilAnak,
+    add_tools,
+    check_range,
+    latest,
+    not_future,
+    row_of,
+)
 from mcp_asrama.server.features.kesehatan_rekap import UNSUPPORTED, kunjungan, rekap_kesehatan
-from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan
+from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import CLINIC_ONLY, Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
@@ -52,13 +62,9 @@ class DataKunjungan(BaseModel):
     petugas: str | None = None
 
 
-class HasilKesehatanAnak(Result):
+class HasilKesehatanAnak(HasilAnak):
     """One student's clinic visits: counts per category first, then each visit, latest first."""
 
-    id_anak: str
-    nama: str
-    kelas: str | None = None
-    kamar: str | None = None
     dari: date | None = None
     sampai: date | None = None
     jumlah_kunjungan: int
@@ -68,16 +74,7 @@ class HasilKesehatanAnak(Result):
 
 
 def _row(v: KunjunganKlinik) -> DataKunjungan:
-    return DataKunjungan(
-        id_kunjungan=v.id,
-        tanggal=v.tanggal,
-        kategori=v.kategori,
-        keluhan=v.keluhan,
-        tindakan=v.tindakan,
-        obat=v.obat,
-        rujukan=v.rujukan,
-        petugas=v.petugas,
-    )
+    return row_of(DataKunjungan, v, "id_kunjungan")
 
 
 async def kesehatan_anak(
@@ -98,35 +95,16 @@ async def kesehatan_anak(
         raise ToolError(UNSUPPORTED) from None
     visits = [_row(v) for v in found if v.id_anak == anak.id and isinstance(v, KunjunganKlinik)]
     audit.disclose_health([anak.id])
-    per: dict[str, int] = {}
-    for v in visits:
-        per[v.kategori] = per.get(v.kategori, 0) + 1
-    shown = fitting_count(visits, RESULT_BUDGET)
-    notes = [] if visits else ["Tidak ada kunjungan klinik tercatat untuk anak ini dalam rentang itu."]
-    if shown < len(visits) or not complete:
-        notes.append(f"Daftar dipotong: {shown} dari {len(visits)} kunjungan terbaru; persempit dengan dari/sampai.")
-    return tool_result(
-        HasilKesehatanAnak(
-            id_anak=anak.id,
-            nama=anak.nama,
-            kelas=anak.kelas,
-            kamar=anak.kamar,
-            dari=dari,
-            sampai=sampai,
-            jumlah_kunjungan=len(visits),
-            per_kategori=per,
-            kunjungan=visits[:shown],
-            catatan=" ".join(notes) or None,
-        )
-    )
+    per = dict(Counter(v.kategori for v in visits))
+    shown, catatan = latest(visits, complete, "kunjungan klinik", "kunjungan")
+    found_visits = {"jumlah_kunjungan": len(visits), "per_kategori": per, "kunjungan": shown}
+    return tool_result(HasilKesehatanAnak.tentang(anak, dari=dari, sampai=sampai, **found_visits, catatan=catatan))
 
 
 @dataclass(frozen=True)
-class RencanaKunjungan:
+class RencanaKunjungan(RencanaCatatan):
     """A clinic visit as it will be recorded."""
 
-    anak: Anak
-    tanggal: date
     kategori: str
     keluhan: str
     tindakan: str | None
@@ -137,14 +115,14 @@ class RencanaKunjungan:
 
 async def rencana_kunjungan(
     reader: Terbatas,
-    id_anak: str,
-    tanggal: date,
-    keluhan: str,
-    kategori: str,
-    tindakan: str | None = None,
-    obat: str | None = None,
-    rujukan: str | None = None,
-    petugas: str | None = None,
+    id_anak: IdAnak,
+    tanggal: Tanggal,
+    keluhan: Annotated[Teks, Field(min_length=1, description="Keluhan anak, mis. 'demam sejak semalam'")],
+    kategori: KategoriKesehatan,
+    tindakan: Annotated[TeksKlinik, Field(description="Tindakan yang diberikan (opsional)")] = None,
+    obat: Annotated[TeksKlinik, Field(description="Obat yang diberikan (opsional)")] = None,
+    rujukan: Annotated[TeksKlinik, Field(description="Rujukan, mis. ke puskesmas (opsional)")] = None,
+    petugas: Annotated[Nama200, Field(description="Petugas klinik (opsional)")] = None,
 ) -> RencanaKunjungan:
     """The visit, by clinic staff only (listed only to them; asked again for an usulan decided later), of a student
     visible to them."""
@@ -162,32 +140,19 @@ def pertanyaan_kunjungan(plan: RencanaKunjungan) -> Pertanyaan:
         f"{plan.kategori}.",
         f"Keluhan: {plan.keluhan}",
     ]
-    for label, value in (("Tindakan", plan.tindakan), ("Obat", plan.obat), ("Rujukan", plan.rujukan)):
-        if value:
-            lines.append(f"{label}: {value}")
-    if plan.petugas:
-        lines.append(f"Petugas: {plan.petugas}")
-    lines.append("Setujui untuk mencatat?")
-    return Pertanyaan("\n".join(lines), (plan.anak.id,), kesehatan=True)
+    details = {"Tindakan": plan.tindakan, "Obat": plan.obat, "Rujukan": plan.rujukan, "Petugas": plan.petugas}
+    return tanya(lines, plan.anak.id, kesehatan=True, **details)
 
 
-class HasilCatatKunjungan(HasilTulis):
+class HasilCatatKunjungan(HasilCatat):
     """What happened to a clinic visit: written (with the record), declined, cancelled, or waiting (an usulan)."""
 
-    id_anak: str | None = None
     kunjungan: DataKunjungan | None = None
 
 
 async def tulis_kunjungan(tulis: Tulis, plan: RencanaKunjungan) -> Ditulis:
     """Record the visit once."""
-    optional = {"tindakan": plan.tindakan, "obat": plan.obat, "rujukan": plan.rujukan, "petugas": plan.petugas}
-    body: dict[str, object] = {
-        "id_anak": plan.anak.id,
-        "tanggal": plan.tanggal.isoformat(),
-        "keluhan": plan.keluhan,
-        "kategori": plan.kategori,
-        **{k: v for k, v in optional.items() if v},
-    }
+    body = plan.badan("keluhan", "kategori", "tindakan", "obat", "rujukan", "petugas")
     made = await tulis.reader.client.catat_kunjungan(body, actor=tulis.actor, key=tulis.key)
     audit.disclose_health([made.id_anak])
     written = HasilCatatKunjungan(
@@ -202,29 +167,14 @@ CATAT = Penulisan(
     pertanyaan_kunjungan,
     tulis_kunjungan,
     HasilCatatKunjungan,
-    conflict="Konfirmasi ini sudah dipakai; panggil catat_kunjungan_klinik lagi.",
     not_found=UNSUPPORTED,
 )
 PENULISAN = (CATAT,)
-
-
-async def catat_kunjungan_klinik(
-    ctx: Context,
-    id_anak: IdAnak,
-    tanggal: Tanggal,
-    keluhan: Annotated[Teks, Field(min_length=1, description="Keluhan anak, mis. 'demam sejak semalam'")],
-    kategori: KategoriKesehatan,
-    rencana: Annotated[Direncanakan[RencanaKunjungan], CATAT.rencana],
-    keputusan: Annotated[Keputusan, CATAT.keputusan],
-    tindakan: Annotated[TeksKlinik, Field(description="Tindakan yang diberikan (opsional)")] = None,
-    obat: Annotated[TeksKlinik, Field(description="Obat yang diberikan (opsional)")] = None,
-    rujukan: Annotated[TeksKlinik, Field(description="Rujukan, mis. ke puskesmas (opsional)")] = None,
-    petugas: Annotated[Nama200, Field(description="Petugas klinik (opsional)")] = None,
-) -> Annotated[CallToolResult, HasilCatatKunjungan]:
+catat_kunjungan_klinik = CATAT.as_tool(
     """Catat satu kunjungan klinik (KHUSUS petugas klinik): anak, tanggal (YYYY-MM-DD, paling lambat hari ini),
     keluhan, kategori (demam, batuk-pilek, pencernaan, cedera, kulit, lainnya), dan opsional tindakan, obat,
     rujukan, petugas. Sebelum menulis, pengguna diminta menyetujui; bila menolak, jangan ulangi tanpa diminta."""
-    return await CATAT.selesai(ctx, rencana, keputusan)
+)
 
 
 def register(server: AsramaServer) -> None:

@@ -42,6 +42,16 @@ def _allow(ctx: Context[Any, Any], what: str, **unit: Any) -> None:
         raise MCPError(code=INVALID_PARAMS, message=OUT_OF_SCOPE.format(what=what))
 
 
+def _class(ctx: Context[Any, Any], kelas: str) -> str:
+    """A class the principal may report on whole, as typed (single-line, bounded)."""
+    name = _text("kelas", kelas, 20)
+    _allow(ctx, "kelas", kelas=name)
+    return name
+
+
+KelasArg = Annotated[str, Field(description="Kelas, mis. '7A'")]
+
+
 def laporan_kamar(nama_kamar: Annotated[str, Field(description="Nama kamar, mis. 'Al-Fatih 1'")], ctx: Context) -> str:
     """Laporan singkat satu kamar: penghuni, terisi vs kapasitas, dan siapa yang tidak hadir hari ini."""
     kamar = _text("nama_kamar", nama_kamar)
@@ -73,14 +83,13 @@ def laporan_harian(
 
 
 def rekap_wali_kelas(
-    kelas: Annotated[str, Field(description="Kelas, mis. '7A'")],
+    kelas: KelasArg,
     dari: Annotated[str, Field(description="Tanggal awal YYYY-MM-DD")],
     sampai: Annotated[str, Field(description="Tanggal akhir YYYY-MM-DD")],
     ctx: Context,
 ) -> str:
     """Rekap absensi satu kelas untuk wali kelas, dengan anak yang perlu diperhatikan."""
-    nama_kelas = _text("kelas", kelas, 20)
-    _allow(ctx, "kelas", kelas=nama_kelas)
+    nama_kelas = _class(ctx, kelas)
     awal, akhir = _date("dari", dari), _date("sampai", sampai)
     if akhir < awal:
         raise MCPError(code=INVALID_PARAMS, message="sampai harus sama dengan atau sesudah dari")
@@ -140,13 +149,12 @@ async def laporan_bulanan_wali(
 
 
 def rapat_wali_kelas(
-    kelas: Annotated[str, Field(description="Kelas, mis. '7A'")],
+    kelas: KelasArg,
     bulan: Annotated[str, Field(description="Bulan YYYY-MM, mis. '2026-10'")],
     ctx: Context,
 ) -> str:
     """Bahan rapat wali kelas untuk satu bulan: kehadiran, hafalan, pelanggaran dan jumlah kunjungan klinik."""
-    nama_kelas = _text("kelas", kelas, 20)
-    _allow(ctx, "kelas", kelas=nama_kelas)
+    nama_kelas = _class(ctx, kelas)
     awal, akhir = _bulan(bulan)
     a, z, k = awal.isoformat(), akhir.isoformat(), nama_kelas
     return (

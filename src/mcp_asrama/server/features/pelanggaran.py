@@ -20,14 +20,13 @@ from pydantic import BaseModel, Field
 from mcp_asrama.client import NotFound
 from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import (
-    Anak,
     JenisPelanggaran,
     JumlahKategori,
     Pelanggaran,
     RekapPelanggaran,
     RekapPelanggaranAnak,
 )
-from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.privacy import json_text
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, KodeJenis, Poin, Tanggal, is_id
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
@@ -36,13 +35,18 @@ from mcp_asrama.server.features.common import (
     JSON,
     NO_ACCESS,
     READ_ONLY,
+    HasilAnak,
     Result,
     add_tools,
     check_range,
+    latest,
     not_future,
+    row_of,
+    totals,
 )
+from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan
 from mcp_asrama.server.features.records import RECORD_PAGE, Page, records, summary_rows
-from mcp_asrama.server.features.write import Direncanakan, Ditulis, HasilTulis, Keputusan, Penulisan, Pertanyaan, Tulis
+from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
@@ -77,13 +81,9 @@ class DataPelanggaran(BaseModel):
     poin: int
 
 
-class HasilPelanggaranAnak(Result):
+class HasilPelanggaranAnak(HasilAnak):
     """One student's violations: totals first, then each violation, latest first."""
 
-    id_anak: str
-    nama: str
-    kelas: str | None = None
-    kamar: str | None = None
     dari: date | None = None
     sampai: date | None = None
     jumlah: int = Field(description="Jumlah pelanggaran dalam rentang itu")
@@ -105,9 +105,7 @@ class HasilRekapPelanggaran(Result):
 
 
 def _row(p: Pelanggaran) -> DataPelanggaran:
-    return DataPelanggaran(
-        id_pelanggaran=p.id, tanggal=p.tanggal, kategori=p.kategori, jenis=p.jenis, nama_jenis=p.nama_jenis, poin=p.poin
-    )
+    return row_of(DataPelanggaran, p, "id_pelanggaran")
 
 
 async def ringkas_pelanggaran(
@@ -128,23 +126,10 @@ async def ringkas_pelanggaran(
         raise ToolError(UNSUPPORTED) from None
     rows = [p for p in found if p.id_anak == anak.id]
     per = PerKategori(**{k: sum(p.kategori == k for p in rows) for k in ("ringan", "sedang", "berat")})
-    listed = [_row(p) for p in rows]
-    shown = fitting_count(listed, RESULT_BUDGET)
-    notes = [] if rows else ["Tidak ada pelanggaran tercatat untuk anak ini dalam rentang itu."]
-    if shown < len(listed) or not complete:
-        notes.append(f"Daftar dipotong: {shown} dari {len(listed)} pelanggaran terbaru; persempit dengan dari/sampai.")
-    return HasilPelanggaranAnak(
-        id_anak=anak.id,
-        nama=anak.nama,
-        kelas=anak.kelas,
-        kamar=anak.kamar,
-        dari=dari,
-        sampai=sampai,
-        jumlah=len(rows),
-        poin=sum(p.poin for p in rows),
-        per_kategori=per,
-        data=listed[:shown],
-        catatan=" ".join(notes) or None,
+    data, catatan = latest([_row(p) for p in rows], complete, "pelanggaran", "pelanggaran")
+    points = sum(p.poin for p in rows)
+    return HasilPelanggaranAnak.tentang(
+        anak, dari=dari, sampai=sampai, jumlah=len(rows), poin=points, per_kategori=per, data=data, catatan=catatan
     )
 
 
@@ -190,10 +175,7 @@ async def rekap_pelanggaran(
     audit.disclose_aggregate(rekap.jumlah_anak, (r.id_anak for r in rekap.per_anak))
     return tool_result(
         HasilRekapPelanggaran(
-            dari=rekap.dari,
-            sampai=rekap.sampai,
-            jumlah_anak=rekap.jumlah_anak,
-            total=rekap.total,
+            **totals(rekap),
             poin_terbanyak=top,
             catatan=NO_ACCESS if view.akses.kosong else None,
         )
@@ -201,18 +183,21 @@ async def rekap_pelanggaran(
 
 
 @dataclass(frozen=True)
-class RencanaPelanggaran:
+class RencanaPelanggaran(RencanaCatatan):
     """A violation as it will be recorded."""
 
-    anak: Anak
-    tanggal: date
     jenis: JenisPelanggaran
     poin: int
     keterangan: str | None
 
 
 async def rencana_pelanggaran(
-    reader: Terbatas, id_anak: str, tanggal: date, jenis: str, keterangan: str | None = None, poin: int | None = None
+    reader: Terbatas,
+    id_anak: IdAnak,
+    tanggal: Tanggal,
+    jenis: KodeJenis,
+    keterangan: Keterangan = None,
+    poin: Poin = None,
 ) -> RencanaPelanggaran:
     """The violation, checked against the student (in the caller's room/class scope: `peran:bk` widens only what
     may be read, never what may be written) and the school's list of kinds."""
@@ -240,33 +225,22 @@ async def rencana_pelanggaran(
 def pertanyaan_pelanggaran(plan: RencanaPelanggaran) -> Pertanyaan:
     """The question: who, when, what, how many points."""
     default = "" if plan.poin == plan.jenis.poin else f" (bawaan {plan.jenis.poin})"
-    lines = [
+    what = (
         f"Catat pelanggaran {plan.jenis.kategori} untuk {plan.anak.nama} ({plan.anak.id}) pada "
-        f"{plan.tanggal.isoformat()}: {plan.jenis.nama}, {plan.poin} poin{default}.",
-    ]
-    if plan.keterangan:
-        lines.append(f"Keterangan: {plan.keterangan}")
-    lines.append("Setujui untuk mencatat?")
-    return Pertanyaan("\n".join(lines), (plan.anak.id,))
+        f"{plan.tanggal.isoformat()}: {plan.jenis.nama}, {plan.poin} poin{default}."
+    )
+    return tanya([what], plan.anak.id, Keterangan=plan.keterangan)
 
 
-class HasilCatatPelanggaran(HasilTulis):
+class HasilCatatPelanggaran(HasilCatat):
     """What happened to a violation: written (with the record), declined, cancelled, or waiting (an usulan)."""
 
-    id_anak: str | None = None
     pelanggaran: DataPelanggaran | None = None
 
 
 async def tulis_pelanggaran(tulis: Tulis, plan: RencanaPelanggaran) -> Ditulis:
     """Record the violation once."""
-    body: dict[str, object] = {
-        "id_anak": plan.anak.id,
-        "tanggal": plan.tanggal.isoformat(),
-        "jenis": plan.jenis.kode,
-        "poin": plan.poin,
-    }
-    if plan.keterangan:
-        body["keterangan"] = plan.keterangan
+    body = plan.badan("poin", "keterangan", jenis=plan.jenis.kode)
     made = await tulis.reader.client.catat_pelanggaran(body, actor=tulis.actor, key=tulis.key)
     pesan = f"Pelanggaran tercatat: {made.nama_jenis or made.jenis}, {made.poin} poin."
     written = HasilCatatPelanggaran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, pelanggaran=_row(made))
@@ -279,27 +253,15 @@ CATAT = Penulisan(
     pertanyaan_pelanggaran,
     tulis_pelanggaran,
     HasilCatatPelanggaran,
-    conflict="Konfirmasi ini sudah dipakai; panggil catat_pelanggaran lagi.",
     not_found=UNSUPPORTED,
 )
 PENULISAN = (CATAT,)
-
-
-async def catat_pelanggaran(
-    ctx: Context,
-    id_anak: IdAnak,
-    tanggal: Tanggal,
-    jenis: KodeJenis,
-    rencana: Annotated[Direncanakan[RencanaPelanggaran], CATAT.rencana],
-    keputusan: Annotated[Keputusan, CATAT.keputusan],
-    keterangan: Keterangan = None,
-    poin: Poin = None,
-) -> Annotated[CallToolResult, HasilCatatPelanggaran]:
+catat_pelanggaran = CATAT.as_tool(
     """Catat satu pelanggaran anak pada tanggal (YYYY-MM-DD, paling lambat hari ini): jenis berupa kode dari daftar
     sekolah (mis. 'terlambat_sholat', 'keluar_tanpa_izin', 'membawa_hp'); kategori dan poin mengikuti jenisnya
     kecuali poin diisi. Keterangan opsional (disimpan, tidak ditampilkan lagi). Sebelum menulis, pengguna diminta
     menyetujui; bila menolak, jangan ulangi tanpa diminta."""
-    return await CATAT.selesai(ctx, rencana, keputusan)
+)
 
 
 async def pelanggaran_resource(id_anak: str, ctx: Context) -> str:

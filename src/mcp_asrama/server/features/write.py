@@ -2,9 +2,10 @@
 
 A write tool declares one `Penulisan`: `rencana(reader, **arguments)` reads the data and builds the plan (or raises
 a ToolError naming the problem), `pertanyaan(plan)` renders it as one deterministic question (None: nothing would
-change, nobody is asked), `tulis(Tulis, plan)` writes it once and returns its result and the changes to audit. The
-tool's function declares its arguments plus two parameters resolved here (`Annotated[Direncanakan,
-SPEC.rencana]`, `Annotated[Keputusan, SPEC.keputusan]`), and its body is `return await SPEC.selesai(ctx, ...)`.
+change, nobody is asked), `tulis(Tulis, plan)` writes it once and returns its result and the changes to audit.
+`SPEC.as_tool(description)` is the tool's function: `rencana`'s arguments as it declares them (their types and
+descriptions are the tool's input schema), two parameters resolved here (`SPEC.rencana`, `SPEC.keputusan`), and
+`SPEC.selesai` as its body.
 
 How the person decides (`ASRAMA_KONFIRMASI`, in order; the first the request's host can do is used):
 - `formulir`: a form inside the call (2026-07-28: an `InputRequiredResult`; handshake era: `elicitation/create`);
@@ -127,15 +128,16 @@ class Penulisan(Generic[P]):
         tulis: Callable[[Tulis, P], Awaitable[Ditulis]],
         hasil: type[HasilTulis],
         tetap: Callable[[P], HasilTulis] | None = None,
-        conflict: str = "Konfirmasi ini sudah dipakai; panggil tool ini lagi.",
+        conflict: str | None = None,
         not_found: str = "Layanan data asrama ini tidak mendukung pencatatan ini (butuh layanan mcp-asrama).",
         changed: str = CHANGED,
     ) -> None:
         self.tool, self.plan_of, self.question_of, self.write_of = tool, rencana, pertanyaan, tulis
-        self.hasil, self.tetap, self.conflict, self.not_found, self.changed = hasil, tetap, conflict, not_found, changed
+        self.hasil, self.tetap, self.not_found, self.changed = hasil, tetap, not_found, changed
+        self.conflict = conflict or f"Konfirmasi ini sudah dipakai; panggil {tool} lagi."
         parameters = list(inspect.signature(rencana).parameters.values())[1:]  # after the reader
         hints = inspect.get_annotations(rencana, eval_str=True)
-        self.names = [p.name for p in parameters]
+        self.names, self._parameters, self._hints = [p.name for p in parameters], parameters, hints
         fields: dict[str, Any] = {
             p.name: (hints[p.name], ... if p.default is inspect.Parameter.empty else p.default) for p in parameters
         }
@@ -173,6 +175,33 @@ class Penulisan(Generic[P]):
 
         resolve.__qualname__ = f"keputusan_{self.tool}"
         return resolve
+
+    def as_tool(self, description: str) -> Callable[..., Awaitable[CallToolResult]]:
+        """The tool's function, named after the tool: `description` as its docstring, `rencana`'s arguments (keyword
+        only, as `rencana` declares them), the two resolved parameters, and `selesai` as its body."""
+        spec = self
+
+        async def tool(ctx: Context, rencana: Any, keputusan: Any, **_arguments: Any) -> CallToolResult:
+            return await spec.selesai(ctx, rencana, keputusan)
+
+        resolved = {
+            "rencana": Annotated[Direncanakan[Any], self.rencana],
+            "keputusan": Annotated[Keputusan, self.keputusan],
+        }
+        context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
+        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in self._parameters]
+        more = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a) for n, a in resolved.items()]
+        returns = Annotated[CallToolResult, self.hasil]
+        tool.__signature__ = inspect.Signature([context, *own, *more], return_annotation=returns)  # type: ignore[attr-defined]
+        tool.__annotations__ = {
+            "ctx": Context,
+            **{p.name: self._hints[p.name] for p in own},
+            **resolved,
+            "return": returns,
+        }
+        tool.__name__ = tool.__qualname__ = self.tool
+        tool.__doc__ = description
+        return tool
 
     def arguments(self, stored: dict[str, Any]) -> dict[str, Any]:
         """Stored arguments, typed again as the plan takes them."""
@@ -297,3 +326,10 @@ async def propose(
     if saluran == "tampilan":  # only the view gets the key: `_meta` is not for the model
         result.meta = {META: {"id": usulan.id, "kunci": secret}}
     return result
+
+
+def tanya(lines: list[str], *anak: str, kesehatan: bool = False, **details: str | None) -> Pertanyaan:
+    """The question of `lines`, then a line `Label: value` for each of `details` that is set, closed by asking for
+    approval; it names the students `anak`."""
+    shown = [f"{label}: {value}" for label, value in details.items() if value]
+    return Pertanyaan("\n".join([*lines, *shown, "Setujui untuk mencatat?"]), anak, kesehatan=kesehatan)

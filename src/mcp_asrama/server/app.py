@@ -21,20 +21,6 @@ from mcp_asrama.server.guard.scoped import Terbatas
 from mcp_asrama.server.response_mode import Shared
 from mcp_asrama.server.settings import ServerSettings
 
-READS = (
-    "Data anak asrama/pesantren: cari anak (cari_anak), detail satu anak (detail_anak), daftar kamar (daftar_kamar), "
-    "absensi satu hari (absensi_harian), rekap absensi (rekap_absensi), izin (daftar_izin), pelanggaran "
-    "(pelanggaran_anak, rekap_pelanggaran), hafalan Al-Qur'an (hafalan_anak, progres_hafalan) dan kesehatan "
-    "(rekap_kesehatan: hanya jumlah; kesehatan_anak: rincian hanya untuk petugas klinik). "
-    "Jawab hanya dari hasil tool; jangan menebak. Data pribadi (NIK, nomor HP wali, alamat) tidak tersedia."
-)
-WRITE_NOTE = (
-    " Bila wewenang Anda mengizinkan, catat absensi (catat_absensi), ajukan izin (ajukan_izin), akhiri izin "
-    "(akhiri_izin), catat pelanggaran (catat_pelanggaran), setoran hafalan (catat_setoran_hafalan) dan, bagi "
-    "petugas klinik, kunjungan klinik (catat_kunjungan_klinik): setiap pencatatan ditanyakan dulu kepada pengguna "
-    "dan hanya ditulis bila ia menyetujui."
-)
-
 # Definitions change only with a new version: hosts may cache them (public). Reads are live data: never cached.
 _DEFINITIONS = CacheHint(ttl_ms=3_600_000, scope="public")
 _BY_CALLER = CacheHint(ttl_ms=3_600_000, scope="private")
@@ -96,7 +82,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         "asrama",
         title="Data Anak Asrama",
         version=__version__,
-        instructions=READS + (WRITE_NOTE if settings.writes else ""),
+        instructions=features.instructions(settings.writes),
         lifespan=Shared(lifespan),  # HTTP's two response-mode apps both enter it: once per process
         cache_hints={**CACHE_HINTS, "tools/list": _BY_CALLER} if settings.writes else CACHE_HINTS,
         token_verifier=guard.verifier,

@@ -16,7 +16,8 @@ class Domain:
     `dated`: a dated record of one student (a violation, a deposit, a visit, an izin): listed by student, class,
     room and period, created idempotently, through the shared kits of each side. `imports`: the kinds
     `mcp-asrama import` accepts for it. `resource`: the URI template of one student's records (None: not published,
-    or published under another domain's URI).
+    or published under another domain's URI). `shown_in`: the other domains whose resources show its records too
+    (a day's attendance and an izin change the student's resource; a student's move changes the room list).
     """
 
     name: str
@@ -24,6 +25,7 @@ class Domain:
     dated: bool = False
     imports: tuple[str, ...] = ()
     resource: str | None = None
+    shown_in: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:
@@ -31,11 +33,11 @@ class Domain:
 
 
 DOMAINS: tuple[Domain, ...] = (
-    Domain("anak", imports=("anak",), resource="asrama://anak/{id_anak}"),
+    Domain("anak", imports=("anak",), resource="asrama://anak/{id_anak}", shown_in=("kamar",)),
     Domain("kamar", imports=("kamar",), resource="asrama://kamar"),
     Domain("kelas", feed=False),
-    Domain("absensi", resource="asrama://absensi/{tanggal}"),
-    Domain("izin", dated=True),
+    Domain("absensi", resource="asrama://absensi/{tanggal}", shown_in=("anak",)),
+    Domain("izin", dated=True, shown_in=("anak",)),
     Domain(
         "pelanggaran",
         dated=True,

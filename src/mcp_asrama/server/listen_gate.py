@@ -78,9 +78,8 @@ class Published:
 
 PUBLISHED = {d.name: Published(d.name, d.resource) for d in DOMAINS if d.resource is not None}
 LISTS = frozenset(p.template for p in PUBLISHED.values() if not p.parameters)  # whole lists, cut by each scope
-# The domains a change of a kind also shows in: attendance and izin in the student's status, a student in the
-# rooms' occupancy.
-SHOWN_IN: dict[str, tuple[str, ...]] = {"absensi": ("anak",), "izin": ("anak",), "anak": ("kamar",)}
+# The domains a change of a kind also shows in (each domain's `shown_in`).
+SHOWN_IN = {d.name: d.shown_in for d in DOMAINS if d.shown_in}
 _BY_DAY = tuple(p.pattern for p in PUBLISHED.values() if p.parameters == ("tanggal",))
 _BY_STUDENT = tuple(p for p in PUBLISHED.values() if p.parameters == ("id_anak",))
 

@@ -1,5 +1,5 @@
-"""Attendance as the caller may see it: one day of every visible student of a filter, the day's rows of named
-students, and the counts over a range.
+"""Attendance as the caller may see it: one day of every visible student of a filter, and the counts over a range
+(the day's rows of named students is the guard's `Terbatas.catatan_anak`, the subscription gate's check).
 
 A day from a service without our `semua_anak` extension adds the `/anak` pages of the filter's students, to find
 who has no record; a range takes the service's own counts when one request covers the scope.
@@ -17,8 +17,7 @@ from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi, JumlahStatus
 from mcp_asrama.names import fold
 from mcp_asrama.server.features.anak_reads import everyone
 from mcp_asrama.server.features.records import summary_rows
-from mcp_asrama.server.guard.scoped import PAGE, Terbatas
-from mcp_asrama.server.progress import pages_left
+from mcp_asrama.server.guard.scoped import Terbatas
 
 STATUSES = ("hadir", "izin", "sakit", "alpa")
 
@@ -93,22 +92,6 @@ def _require(reader: Terbatas, records: list[CatatanAbsensi], *, kelas: bool, ka
 
 def _matches(value: str | None, wanted: str | None) -> bool:
     return wanted is None or (value is not None and fold(value) == fold(wanted))
-
-
-async def catatan_anak(reader: Terbatas, tanggal: date, ids: list[str]) -> dict[str, CatatanAbsensi] | None:
-    """The day's row of each of `ids` this principal may see (`belum_dicatat` without a record), by id; an
-    unknown or invisible id is absent. None when the service cannot look students up by id (not ours)."""
-    found: dict[str, CatatanAbsensi] = {}
-    reader.kemajuan.expect(pages_left(len(ids), 0, PAGE))
-    for start in range(0, len(ids), PAGE):
-        await reader.kemajuan.step()
-        day = await reader.client.absensi(tanggal, semua_anak=True, ids=ids[start : start + PAGE])
-        if not day.semua_anak:
-            return None
-        wanted = set(ids[start : start + PAGE])
-        found.update((r.id_anak, r) for r in reader.visible_rows(day.data) if r.id_anak in wanted)
-    await reader.kemajuan.done()
-    return found
 
 
 async def rekap(

@@ -8,10 +8,11 @@ tutorial's contract gets one request per room or class instead (found out from i
 So the usual musyrif or wali kelas (rooms only, or classes only) costs one request, as the office does; several
 requests run concurrently, each a step of progress.
 
-Every row is still checked against the scope (`visible`, `visible_rows`, `reveal`), so a student outside the scope
-never counts, is never named and never listed. What a role adds is asked here too: violations of every student for
-`peran:bk` (`pelanggaran_view`), the clinic's details for `peran:kesehatan` (`clinic_only`), and which rooms and
-classes a report may name (`may_report`): no tool checks a role itself.
+Every row is still checked against the scope (`visible`, `visible_rows`, `reveal`; `catatan_anak` for students
+named by id), so a student outside the scope never counts, is never named and never listed. What a role adds is
+asked here too: violations of every student for `peran:bk` (`pelanggaran_view`), the clinic's details for
+`peran:kesehatan` (`clinic_only`), and which rooms and classes a report may name (`may_report`): no tool checks a
+role itself.
 """
 
 from collections.abc import Awaitable, Callable, Iterable
@@ -29,7 +30,7 @@ from mcp_asrama.names import fold
 from mcp_asrama.server.core import state_of
 from mcp_asrama.server.guard.access import Akses
 from mcp_asrama.server.guard.scope_units import Unit, as_filter, gather
-from mcp_asrama.server.progress import Kemajuan
+from mcp_asrama.server.progress import Kemajuan, pages_left
 
 # Gathering every match of a filter (a fallback, or a day's students listed through `/anak`) stops here.
 MAX_SCOPED_ROWS = 5_000
@@ -153,10 +154,21 @@ class Terbatas:
         return self.akses.boleh_kelas(kelas) or (rooms_of_class and bool(self.akses.kamar))
 
     async def catatan_anak(self, tanggal: date, ids: list[str]) -> dict[str, CatatanAbsensi] | None:
-        """Kept for `listen_gate` until it calls `features.absensi_reads.catatan_anak` itself (then removed)."""
-        from mcp_asrama.server.features.absensi_reads import catatan_anak  # the old seam, for now
-
-        return await catatan_anak(self, tanggal, ids)
+        """The day's row of each of `ids` this principal may see (`belum_dicatat` without a record), by id: which
+        named students are visible, one request per `PAGE` ids (the subscription gate's check, and a roll call's
+        named students). An unknown or invisible id is absent; None when the service cannot look students up by
+        id (not ours)."""
+        found: dict[str, CatatanAbsensi] = {}
+        self.kemajuan.expect(pages_left(len(ids), 0, PAGE))
+        for start in range(0, len(ids), PAGE):
+            await self.kemajuan.step()
+            day = await self.client.absensi(tanggal, semua_anak=True, ids=ids[start : start + PAGE])
+            if not day.semua_anak:
+                return None
+            wanted = set(ids[start : start + PAGE])
+            found.update((r.id_anak, r) for r in self.visible_rows(day.data) if r.id_anak in wanted)
+        await self.kemajuan.done()
+        return found
 
     def pelanggaran_view(self) -> "Terbatas":
         """The same service as this principal may see violations: every student with `peran:bk`."""

@@ -39,14 +39,12 @@ from mcp_asrama.server.features.kesehatan_rekap import UNSUPPORTED, kunjungan, r
 from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
-from mcp_asrama.server.guard.scoped import CLINIC_ONLY, Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 from mcp_asrama.server.views import KONFIRMASI, link
 
 RINGKASAN = "kesehatan (rekap_kesehatan: hanya jumlah; kesehatan_anak: rincian hanya untuk petugas klinik)"
 # An aside opening with a comma: "… dan, bagi petugas klinik, kunjungan klinik (…)".
 RINGKASAN_TULIS = ", bagi petugas klinik, kunjungan klinik (catat_kunjungan_klinik)"
-
-__all__ = ["CLINIC_ONLY"]  # the guard's refusal, named here as before
 
 
 class DataKunjungan(BaseModel):

@@ -1,7 +1,7 @@
 """`AsramaClient`: typed calls to the data service over one pooled async HTTP client (httpx2)."""
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import date
 from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import quote
@@ -33,6 +33,12 @@ from mcp_asrama.client.models import (
     Setoran,
 )
 from mcp_asrama.contract import BY_NAME, FILTER_GANDA, FITUR_HEADER, NILAI_LAMA
+from mcp_asrama.contract.absensi import EntriAbsensi
+from mcp_asrama.contract.hafalan import HafalanIn
+from mcp_asrama.contract.izin import IzinIn
+from mcp_asrama.contract.kesehatan import KunjunganIn
+from mcp_asrama.contract.pelanggaran import PelanggaranIn
+from mcp_asrama.contract.types import Strict
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -111,6 +117,11 @@ def _multi_valued(params: Params) -> bool:
     """Whether `params` give several values to `kelas` or `kamar`."""
     names = [name for name, _ in params if name in MULTI_VALUED]
     return len(names) != len(set(names))
+
+
+def _json(body: Strict, left_out: Collection[str]) -> dict[str, Any]:
+    """A write body as the service takes it: JSON values of the fields the caller set, but those `left_out`."""
+    return body.model_dump(mode="json", exclude_unset=True, exclude=set(left_out))
 
 
 def _write_headers(actor: str | None, key: str) -> dict[str, str]:
@@ -204,15 +215,15 @@ class AsramaClient:
         return await self._rekap("absensi", RekapAbsensi, dari, sampai, filters)
 
     async def catat_absensi(
-        self, tanggal: date, entri: list[dict[str, Any]], *, actor: str | None, key: str
+        self, tanggal: date, entri: Sequence[EntriAbsensi], *, actor: str | None, key: str
     ) -> HasilAbsensi:
         """`POST /absensi/{tanggal}`: a roll call, all or nothing, once per `key`. Each entry's old values
         (`status_lama`, `keterangan_lama`) go only to a service that said it honours them (`Changed` when a record
         changed); to another they are left out, and it writes as before."""
-        if not self.nilai_lama:
-            entri = [{k: v for k, v in e.items() if k not in OLD_VALUES} for e in entri]
+        left_out = set() if self.nilai_lama else set(OLD_VALUES)
+        rows = [_json(e, left_out) for e in entri]
         path = f"/absensi/{tanggal.isoformat()}"
-        return await self._post(path, HasilAbsensi, {"entri": entri}, _write_headers(actor, key))
+        return await self._post(path, HasilAbsensi, {"entri": rows}, _write_headers(actor, key))
 
     # --- dated records of a student: one list call and one rekap call, the route from the domain list ---
 
@@ -226,9 +237,11 @@ class AsramaClient:
         """`GET /<domain>/rekap` over [dari, sampai]."""
         return await self._get(f"{BY_NAME[domain].path}/rekap", model, _params(dari=dari, sampai=sampai, **filters))
 
-    async def _create(self, domain: str, model: type[M], body: dict[str, Any], actor: str | None, key: str) -> M:
-        """`POST /<domain>`, once per `key`."""
-        return await self._post(BY_NAME[domain].path, model, body, _write_headers(actor, key))
+    async def _create(
+        self, domain: str, model: type[M], body: Strict, actor: str | None, key: str, left_out: Collection[str] = ()
+    ) -> M:
+        """`POST /<domain>` with the contract's `body` (but `left_out`), once per `key`."""
+        return await self._post(BY_NAME[domain].path, model, _json(body, left_out), _write_headers(actor, key))
 
     async def daftar_izin(self, **filters: Unpack[IzinFilters]) -> DaftarIzin:
         """`GET /izin` (`aktif`: running today or not; `tanggal`: running that day)."""
@@ -238,12 +251,11 @@ class AsramaClient:
         """`GET /izin/{id}`; the id is escaped into one path segment."""
         return await self._get(f"/izin/{quote(id_izin, safe='')}", Izin)
 
-    async def ajukan_izin(self, body: dict[str, Any], *, actor: str | None, key: str) -> Izin:
+    async def ajukan_izin(self, body: IzinIn, *, actor: str | None, key: str) -> Izin:
         """`POST /izin`, once per `key`. The days' old records (`absensi_lama`) go only to a service that said it
         honours old values (`Changed` when one changed); to another they are left out, and it writes as before."""
-        if not self.nilai_lama:
-            body = {k: v for k, v in body.items() if k != "absensi_lama"}
-        return await self._create("izin", Izin, body, actor, key)
+        left_out = set() if self.nilai_lama else {"absensi_lama"}
+        return await self._create("izin", Izin, body, actor, key, left_out)
 
     async def akhiri_izin(self, id_izin: str, tanggal_kembali: date, *, actor: str | None, key: str) -> Izin:
         """`POST /izin/{id}/selesai`, once per `key`."""
@@ -262,7 +274,7 @@ class AsramaClient:
         """`GET /pelanggaran/rekap`: points and counts per student and category, most points first."""
         return await self._rekap("pelanggaran", RekapPelanggaran, dari, sampai, unit)
 
-    async def catat_pelanggaran(self, body: dict[str, Any], *, actor: str | None, key: str) -> Pelanggaran:
+    async def catat_pelanggaran(self, body: PelanggaranIn, *, actor: str | None, key: str) -> Pelanggaran:
         """`POST /pelanggaran`, once per `key`."""
         return await self._create("pelanggaran", Pelanggaran, body, actor, key)
 
@@ -278,7 +290,7 @@ class AsramaClient:
         params = _params(id_anak=id_anak, kelas=kelas, kamar=kamar, limit=limit)
         return await self._get("/hafalan/progres", ProgresHafalan, params)
 
-    async def catat_setoran(self, body: dict[str, Any], *, actor: str | None, key: str) -> Setoran:
+    async def catat_setoran(self, body: HafalanIn, *, actor: str | None, key: str) -> Setoran:
         """`POST /hafalan`, once per `key`."""
         return await self._create("hafalan", Setoran, body, actor, key)
 
@@ -293,6 +305,6 @@ class AsramaClient:
         """`GET /kesehatan/rekap`: visits and students per category, counts only."""
         return await self._rekap("kesehatan", RekapKesehatan, dari, sampai, unit)
 
-    async def catat_kunjungan(self, body: dict[str, Any], *, actor: str | None, key: str) -> KunjunganKlinik:
+    async def catat_kunjungan(self, body: KunjunganIn, *, actor: str | None, key: str) -> KunjunganKlinik:
         """`POST /kesehatan`, once per `key`."""
         return await self._create("kesehatan", KunjunganKlinik, body, actor, key)

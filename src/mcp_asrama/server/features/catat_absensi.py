@@ -10,13 +10,14 @@ were kept), then each change.
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi
+from mcp_asrama.contract.absensi import EntriAbsensi as Entri
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, Status, StatusCatat, Tanggal
 from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.features import absensi_reads
@@ -235,16 +236,16 @@ class HasilCatatAbsensi(HasilTulis):
     perubahan: list[PerubahanAnak] = Field(default_factory=list)
 
 
-def _row(b: Baris) -> dict[str, Any]:
+def _row(b: Baris) -> Entri:
     """One student's line as sent: the new record and the old one the person was shown (the service refuses the
     whole roll call when a stored record is no longer that one: someone else recorded meanwhile)."""
-    return {
-        "id_anak": b.id_anak,
-        "status": b.baru,
-        "keterangan": b.keterangan,
-        "status_lama": b.lama or BELUM_DICATAT,
-        "keterangan_lama": b.keterangan_lama,
-    }
+    return Entri(
+        id_anak=b.id_anak,
+        status=b.baru,
+        keterangan=b.keterangan,
+        status_lama=b.lama or BELUM_DICATAT,
+        keterangan_lama=b.keterangan_lama,
+    )
 
 
 def tetap(plan: Rencana) -> HasilCatatAbsensi:

@@ -20,6 +20,7 @@ from mcp_asrama import quran
 from mcp_asrama.client import NotFound
 from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import ProgresAnak, ProgresHafalan, RataRata, Setoran
+from mcp_asrama.contract.hafalan import HafalanIn
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server import views
 from mcp_asrama.server.arguments import (
@@ -239,7 +240,7 @@ class HasilCatatSetoran(HasilCatat):
 
 async def tulis_setoran(tulis: Tulis, plan: RencanaSetoran) -> Ditulis:
     """Record the deposit once."""
-    body = plan.badan("jenis", "ayat_mulai", "ayat_selesai", "nilai", "penguji", surah=plan.surah.nomor)
+    body = plan.badan(HafalanIn, "jenis", "ayat_mulai", "ayat_selesai", "nilai", "penguji", surah=plan.surah.nomor)
     made = await tulis.reader.client.catat_setoran(body, actor=tulis.actor, key=tulis.key)
     pesan = f"Setoran tercatat: {made.nama_surah or plan.surah.nama} ayat {made.ayat_mulai}–{made.ayat_selesai}."
     written = HasilCatatSetoran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, setoran=_row(made))

@@ -20,6 +20,7 @@ from pydantic import Field
 from mcp_asrama.client import NotFound
 from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import BELUM_DICATAT, Anak, DaftarIzin, Izin
+from mcp_asrama.contract.izin import AbsensiLama, IzinIn
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server.arguments import Alasan, IdAnak, IdIzin, JenisIzin, Kamar, Kelas, Tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
@@ -214,21 +215,18 @@ def pertanyaan_izin(plan: RencanaIzin) -> Pertanyaan:
 async def tulis_izin(tulis: Tulis, plan: RencanaIzin) -> Ditulis:
     """Record the leave once, carrying each day's record as the person was shown it (the service refuses the whole
     izin when one is no longer so: someone else recorded meanwhile)."""
-    body = {
-        "id_anak": plan.anak.id,
-        "dari": plan.dari.isoformat(),
-        "sampai": plan.sampai.isoformat(),
-        "jenis": plan.jenis,
-        "alasan": plan.alasan,
-        "absensi_lama": [
-            {
-                "tanggal": h.tanggal.isoformat(),
-                "status_lama": h.status or BELUM_DICATAT,
-                "keterangan_lama": h.keterangan,
-            }
-            for h in plan.absensi
-        ],
-    }
+    old = [
+        AbsensiLama(tanggal=h.tanggal, status_lama=h.status or BELUM_DICATAT, keterangan_lama=h.keterangan)
+        for h in plan.absensi
+    ]
+    body = IzinIn(
+        id_anak=plan.anak.id,
+        dari=plan.dari,
+        sampai=plan.sampai,
+        jenis=plan.jenis,
+        alasan=plan.alasan,
+        absensi_lama=old,
+    )
     made = await tulis.reader.client.ajukan_izin(body, actor=tulis.actor, key=tulis.key)
     new = "izin" if made.aktif else plan.anak.status
     pesan = f"Izin tercatat dengan id {made.id}; pakai id ini untuk akhiri_izin saat anak kembali."

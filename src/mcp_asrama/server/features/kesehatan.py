@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from mcp_asrama.client import NotFound
 from mcp_asrama.client.models import KunjunganKlinik
+from mcp_asrama.contract.kesehatan import KunjunganIn
 from mcp_asrama.server.arguments import IdAnak, KategoriKesehatan, Nama200, Tanggal, Teks, TeksKlinik
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
@@ -150,7 +151,7 @@ class HasilCatatKunjungan(HasilCatat):
 
 async def tulis_kunjungan(tulis: Tulis, plan: RencanaKunjungan) -> Ditulis:
     """Record the visit once."""
-    body = plan.badan("keluhan", "kategori", "tindakan", "obat", "rujukan", "petugas")
+    body = plan.badan(KunjunganIn, "keluhan", "kategori", "tindakan", "obat", "rujukan", "petugas")
     made = await tulis.reader.client.catat_kunjungan(body, actor=tulis.actor, key=tulis.key)
     audit.disclose_health([made.id_anak])
     written = HasilCatatKunjungan(

@@ -26,6 +26,7 @@ from mcp_asrama.client.models import (
     RekapPelanggaran,
     RekapPelanggaranAnak,
 )
+from mcp_asrama.contract.pelanggaran import PelanggaranIn
 from mcp_asrama.privacy import json_text
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, KodeJenis, Poin, Tanggal, is_id
 from mcp_asrama.server.core import AsramaServer, tool_result
@@ -240,7 +241,7 @@ class HasilCatatPelanggaran(HasilCatat):
 
 async def tulis_pelanggaran(tulis: Tulis, plan: RencanaPelanggaran) -> Ditulis:
     """Record the violation once."""
-    body = plan.badan("poin", "keterangan", jenis=plan.jenis.kode)
+    body = plan.badan(PelanggaranIn, "poin", "keterangan", jenis=plan.jenis.kode)
     made = await tulis.reader.client.catat_pelanggaran(body, actor=tulis.actor, key=tulis.key)
     pesan = f"Pelanggaran tercatat: {made.nama_jenis or made.jenis}, {made.poin} poin."
     written = HasilCatatPelanggaran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, pelanggaran=_row(made))

@@ -3,9 +3,13 @@ day, the result that names the student, and the body the service takes."""
 
 from dataclasses import dataclass
 from datetime import date
+from typing import TypeVar
 
 from mcp_asrama.client.models import Anak
+from mcp_asrama.contract.types import Strict
 from mcp_asrama.server.features.write import HasilTulis
+
+Body = TypeVar("Body", bound=Strict)
 
 
 @dataclass(frozen=True)
@@ -15,15 +19,12 @@ class RencanaCatatan:
     anak: Anak
     tanggal: date
 
-    def badan(self, *names: str, **fields: object) -> dict[str, object]:
-        """The service's body: the student, the day, then the plan's fields `names` and `fields`, each that is set
-        (not None, not empty)."""
+    def badan(self, shape: type[Body], *names: str, **fields: object) -> Body:
+        """The service's body, of the contract's `shape`: the student, the day, then the plan's fields `names` and
+        `fields`, each that is set (not None, not empty)."""
         given = {**{name: getattr(self, name) for name in names}, **fields}
-        return {
-            "id_anak": self.anak.id,
-            "tanggal": self.tanggal.isoformat(),
-            **{k: v for k, v in given.items() if v not in (None, "")},
-        }
+        chosen = {k: v for k, v in given.items() if v not in (None, "")}
+        return shape.model_validate({"id_anak": self.anak.id, "tanggal": self.tanggal, **chosen})
 
 
 class HasilCatat(HasilTulis):

@@ -6,7 +6,14 @@ feed kind is `<name>` (when `feed`), and its records of one student are the reso
 """
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from mcp_asrama.contract.hafalan import HafalanIn
+from mcp_asrama.contract.izin import IzinIn
+from mcp_asrama.contract.kesehatan import KunjunganIn
+from mcp_asrama.contract.pelanggaran import PelanggaranIn
 
 
 @dataclass(frozen=True)
@@ -18,6 +25,8 @@ class Domain:
     `mcp-asrama import` accepts for it. `resource`: the URI template of one student's records (None: not published,
     or published under another domain's URI). `shown_in`: the other domains whose resources show its records too
     (a day's attendance and an izin change the student's resource; a student's move changes the room list).
+    `body`: the write body of one dated record (`POST /<name>`), which a row of its import kind also is.
+    `contoh`: examples of a record's own fields (a demo school spreads a few a month over its students).
     """
 
     name: str
@@ -26,6 +35,8 @@ class Domain:
     imports: tuple[str, ...] = ()
     resource: str | None = None
     shown_in: tuple[str, ...] = ()
+    body: type[BaseModel] | None = None
+    contoh: tuple[dict[str, Any], ...] = ()
 
     @property
     def path(self) -> str:
@@ -37,15 +48,16 @@ DOMAINS: tuple[Domain, ...] = (
     Domain("kamar", imports=("kamar",), resource="asrama://kamar"),
     Domain("kelas", feed=False),
     Domain("absensi", resource="asrama://absensi/{tanggal}", shown_in=("anak",)),
-    Domain("izin", dated=True, shown_in=("anak",)),
+    Domain("izin", dated=True, shown_in=("anak",), body=IzinIn),
     Domain(
         "pelanggaran",
         dated=True,
         imports=("jenis_pelanggaran", "pelanggaran"),
         resource="asrama://anak/{id_anak}/pelanggaran",
+        body=PelanggaranIn,
     ),
-    Domain("hafalan", dated=True, imports=("hafalan",), resource="asrama://anak/{id_anak}/hafalan"),
-    Domain("kesehatan", dated=True, imports=("kesehatan",)),
+    Domain("hafalan", dated=True, imports=("hafalan",), resource="asrama://anak/{id_anak}/hafalan", body=HafalanIn),
+    Domain("kesehatan", dated=True, imports=("kesehatan",), body=KunjunganIn),
 )
 """In the order the service mounts their routers and the importer lists their kinds."""
 

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from mcp_asrama.service.db import make_engine
-from tests.test_service_perubahan import head_frame, live, opened, roll_call
+from tests.service.test_perubahan import head_frame, live, opened, roll_call
 
 pytestmark = pytest.mark.anyio
 LISTENERS = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import TOKEN
 from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
-from tests.test_service_perubahan import head_frame, opened, roll_call
+from tests.service.test_perubahan import head_frame, opened, roll_call
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ import httpx2
 import pytest
 
 from mcp_asrama.service.models import Idempotensi, Izin, RiwayatAbsensi
-from tests.test_service_izin import KEY, count, day, days_of, izin, status_of
+from tests.service.test_izin import KEY, count, day, days_of, izin, status_of
 
 pytestmark = pytest.mark.anyio
 

@@ -2,9 +2,11 @@
 served, schema equal to a fresh one), a current one is left alone, a newer one is refused, processes starting at
 once migrate once, and the models agree with the revisions."""
 
+import re
 import shutil
 import sqlite3
 import subprocess
+import sys
 import time
 import warnings
 from collections.abc import Iterator
@@ -17,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from mcp_asrama.config import ServiceSettings
 from mcp_asrama.names import fold
-from mcp_asrama.service import migrations
+from mcp_asrama.service import migrations, models
 from mcp_asrama.service.app import create_app
 from mcp_asrama.service.db import init_schema, make_engine
 from mcp_asrama.service.migrations import SCRIPTS, SchemaTooNew, Upgrade, head, upgrade
@@ -226,6 +228,22 @@ def test_the_models_agree_with_the_revisions(db_url: str, engines: list[Engine])
         )
         differences = compare_metadata(context, Base.metadata)
     assert differences == [], "a change of the models without its revision (python -m mcp_asrama.service.migrations)"
+
+
+def test_importing_the_models_registers_the_table_of_every_module_of_the_package() -> None:
+    folder = Path(models.__file__).parent
+    declared = {
+        m.group(1)
+        for path in folder.glob("*.py")
+        for m in re.finditer(r"__tablename__ = \"(\w+)\"", path.read_text(encoding="utf-8"))
+    }
+    assert {"anak", "pelanggaran", "perubahan", "idempotensi"} < declared
+    code = "import mcp_asrama.service.models as m; print(' '.join(sorted(m.Base.metadata.tables)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert set(done.stdout.split()) == declared  # a fresh interpreter: nothing else imported a module before
+    assert all(models.table_class(name).__tablename__ == name for name in declared)  # type: ignore[union-attr]
+    assert models.table_class("pelanggaran") is models.Pelanggaran
+    assert models.table_class("tidak_ada") is None
 
 
 def test_the_revisions_are_one_numbered_line_shipped_in_the_package() -> None:

@@ -1,7 +1,7 @@
 """`AsramaClient`: typed calls to the data service over one pooled async HTTP client (httpx2)."""
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from datetime import date
 from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import quote
@@ -81,6 +81,13 @@ class IzinFilters(Unit, total=False):
     tanggal: date | None
     limit: int
     offset: int
+
+
+class ListFilters(SetoranFilters, total=False):
+    """Every filter a dated domain's list takes (each domain's service honours its own)."""
+
+    aktif: bool | None
+    tanggal: date | None
 
 
 RECORD_FILTERS = ("aktif", "id_anak", "kelas", "kamar", "tanggal", "dari", "sampai", "jenis")  # in the query's order
@@ -212,7 +219,7 @@ class AsramaClient:
 
     async def rekap(self, dari: date, sampai: date, **filters: Unpack[RekapFilters]) -> RekapAbsensi:
         """`GET /absensi/rekap` (our service's extension of the contract)."""
-        return await self._rekap("absensi", RekapAbsensi, dari, sampai, filters)
+        return await self.summary("absensi", RekapAbsensi, dari, sampai, **filters)
 
     async def catat_absensi(
         self, tanggal: date, entri: Sequence[EntriAbsensi], *, actor: str | None, key: str
@@ -225,27 +232,32 @@ class AsramaClient:
         path = f"/absensi/{tanggal.isoformat()}"
         return await self._post(path, HasilAbsensi, {"entri": rows}, _write_headers(actor, key))
 
-    # --- dated records of a student: one list call and one rekap call, the route from the domain list ---
+    # --- dated records of a student: one list, rekap and create call for every dated domain, its route from the
+    # domain list (`contract.DOMAINS`); the named calls below are these with their domain's shapes ---
 
-    async def _records(self, domain: str, model: type[M], filters: Mapping[str, Any]) -> M:
-        """`GET /<domain>`: one page of its records, latest first (100 unless `limit` says)."""
-        values = {name: filters.get(name) for name in RECORD_FILTERS}
+    async def records(self, domain: str, model: type[M], **filters: Unpack[ListFilters]) -> M:
+        """`GET /<domain>`: one page of the dated `domain`'s records as `model`, latest first (100 unless `limit`
+        says)."""
+        values: dict[str, Any] = {name: filters.get(name) for name in RECORD_FILTERS}
         values.update(limit=filters.get("limit", 100), offset=filters.get("offset") or None)
         return await self._get(BY_NAME[domain].path, model, _params(**values))
 
-    async def _rekap(self, domain: str, model: type[M], dari: date, sampai: date, filters: Mapping[str, Any]) -> M:
-        """`GET /<domain>/rekap` over [dari, sampai]."""
+    async def summary(
+        self, domain: str, model: type[M], dari: date, sampai: date, **filters: Unpack[RekapFilters]
+    ) -> M:
+        """`GET /<domain>/rekap` over [dari, sampai], as `model`."""
         return await self._get(f"{BY_NAME[domain].path}/rekap", model, _params(dari=dari, sampai=sampai, **filters))
 
-    async def _create(
-        self, domain: str, model: type[M], body: Strict, actor: str | None, key: str, left_out: Collection[str] = ()
+    async def create(
+        self, domain: str, model: type[M], body: Strict, *, actor: str | None, key: str, left_out: Collection[str] = ()
     ) -> M:
-        """`POST /<domain>` with the contract's `body` (but `left_out`), once per `key`."""
+        """`POST /<domain>` with the contract's `body` (its fields set, but `left_out`), once per `key`; the record
+        made as `model`."""
         return await self._post(BY_NAME[domain].path, model, _json(body, left_out), _write_headers(actor, key))
 
     async def daftar_izin(self, **filters: Unpack[IzinFilters]) -> DaftarIzin:
         """`GET /izin` (`aktif`: running today or not; `tanggal`: running that day)."""
-        return await self._records("izin", DaftarIzin, filters)
+        return await self.records("izin", DaftarIzin, **filters)
 
     async def izin(self, id_izin: str) -> Izin:
         """`GET /izin/{id}`; the id is escaped into one path segment."""
@@ -255,7 +267,7 @@ class AsramaClient:
         """`POST /izin`, once per `key`. The days' old records (`absensi_lama`) go only to a service that said it
         honours old values (`Changed` when one changed); to another they are left out, and it writes as before."""
         left_out = set() if self.nilai_lama else {"absensi_lama"}
-        return await self._create("izin", Izin, body, actor, key, left_out)
+        return await self.create("izin", Izin, body, actor=actor, key=key, left_out=left_out)
 
     async def akhiri_izin(self, id_izin: str, tanggal_kembali: date, *, actor: str | None, key: str) -> Izin:
         """`POST /izin/{id}/selesai`, once per `key`."""
@@ -268,19 +280,19 @@ class AsramaClient:
 
     async def daftar_pelanggaran(self, **filters: Unpack[RecordFilters]) -> DaftarPelanggaran:
         """`GET /pelanggaran`, latest first."""
-        return await self._records("pelanggaran", DaftarPelanggaran, filters)
+        return await self.records("pelanggaran", DaftarPelanggaran, **filters)
 
     async def rekap_pelanggaran(self, dari: date, sampai: date, **unit: Unpack[Unit]) -> RekapPelanggaran:
         """`GET /pelanggaran/rekap`: points and counts per student and category, most points first."""
-        return await self._rekap("pelanggaran", RekapPelanggaran, dari, sampai, unit)
+        return await self.summary("pelanggaran", RekapPelanggaran, dari, sampai, **unit)
 
     async def catat_pelanggaran(self, body: PelanggaranIn, *, actor: str | None, key: str) -> Pelanggaran:
         """`POST /pelanggaran`, once per `key`."""
-        return await self._create("pelanggaran", Pelanggaran, body, actor, key)
+        return await self.create("pelanggaran", Pelanggaran, body, actor=actor, key=key)
 
     async def daftar_hafalan(self, **filters: Unpack[SetoranFilters]) -> DaftarSetoran:
         """`GET /hafalan`: deposits, latest first (`jenis`: ziyadah or murajaah only)."""
-        return await self._records("hafalan", DaftarSetoran, filters)
+        return await self.records("hafalan", DaftarSetoran, **filters)
 
     async def progres_hafalan(
         self, *, id_anak: str | None = None, kelas: Values = None, kamar: Values = None, limit: int | None = None
@@ -292,19 +304,19 @@ class AsramaClient:
 
     async def catat_setoran(self, body: HafalanIn, *, actor: str | None, key: str) -> Setoran:
         """`POST /hafalan`, once per `key`."""
-        return await self._create("hafalan", Setoran, body, actor, key)
+        return await self.create("hafalan", Setoran, body, actor=actor, key=key)
 
     async def daftar_kunjungan(
         self, *, klinik: bool, **filters: Unpack[RecordFilters]
     ) -> DaftarKunjungan | DaftarKunjunganKlinik:
         """`GET /kesehatan`; the health details are parsed (kept) only when `klinik` (a clinic principal asks)."""
         model: type[DaftarKunjungan | DaftarKunjunganKlinik] = DaftarKunjunganKlinik if klinik else DaftarKunjungan
-        return await self._records("kesehatan", model, filters)
+        return await self.records("kesehatan", model, **filters)
 
     async def rekap_kesehatan(self, dari: date, sampai: date, **unit: Unpack[Unit]) -> RekapKesehatan:
         """`GET /kesehatan/rekap`: visits and students per category, counts only."""
-        return await self._rekap("kesehatan", RekapKesehatan, dari, sampai, unit)
+        return await self.summary("kesehatan", RekapKesehatan, dari, sampai, **unit)
 
     async def catat_kunjungan(self, body: KunjunganIn, *, actor: str | None, key: str) -> KunjunganKlinik:
         """`POST /kesehatan`, once per `key`."""
-        return await self._create("kesehatan", KunjunganKlinik, body, actor, key)
+        return await self.create("kesehatan", KunjunganKlinik, body, actor=actor, key=key)

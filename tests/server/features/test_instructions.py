@@ -1,5 +1,6 @@
 """The server's instructions are composed from each feature's own summary, word for word as they were written by
-hand before (the READS and WRITE_NOTE of app.py)."""
+hand before (the READS and WRITE_NOTE of app.py) for the modules listed by hand; a module that joins by itself
+(`features.JOINED`: a contract domain's `features/<name>.py`) adds its own summaries after those."""
 
 from mcp_asrama.server import features
 
@@ -18,12 +19,27 @@ WRITE_NOTE = (
 )
 
 
+LISTED = tuple(module for module in features.TOLD if module not in features.JOINED)
+
+
 def test_without_writes_the_instructions_name_the_reads() -> None:
-    assert features.instructions(writes=False) == READS
+    assert features.instructions(writes=False, told=LISTED) == READS
+    if not features.JOINED:
+        assert features.instructions(writes=False) == READS
 
 
 def test_with_writes_they_name_the_writes_too() -> None:
-    assert features.instructions(writes=True) == READS + WRITE_NOTE
+    assert features.instructions(writes=True, told=LISTED) == READS + WRITE_NOTE
+    if not features.JOINED:
+        assert features.instructions(writes=True) == READS + WRITE_NOTE
+
+
+def test_a_joined_module_is_told_after_the_listed_records() -> None:
+    text = features.instructions(writes=True)
+    for module in features.JOINED:
+        reads, writes = getattr(module, "RINGKASAN", None), getattr(module, "RINGKASAN_TULIS", None)
+        assert reads is None or text.index(reads) > text.index("kesehatan (rekap_kesehatan")
+        assert writes is None or text.index(writes) > text.index("(catat_kunjungan_klinik)")
 
 
 def test_every_domain_is_told_and_every_tool_of_a_summary_is_named() -> None:

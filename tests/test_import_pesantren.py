@@ -4,17 +4,20 @@ against the student, the kind, the date and the surah; all or nothing; each brok
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pytest
 from openpyxl import Workbook
+from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from mcp_asrama import cli
+from mcp_asrama.contract import DOMAINS, IMPORT_KINDS
+from mcp_asrama.service import import_pesantren, importer
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.importer import ImportRejected, columns_help, import_file
-from mcp_asrama.service.models import Hafalan, JenisPelanggaran, KunjunganKlinik, Pelanggaran
+from mcp_asrama.service.models import Hafalan, JenisPelanggaran, KunjunganKlinik, Pelanggaran, table_class
 from mcp_asrama.service.schemas.hafalan import HafalanIn
 from mcp_asrama.service.schemas.kesehatan import KunjunganIn
 from mcp_asrama.service.schemas.pelanggaran import JenisPelanggaranIn, PelanggaranIn
@@ -230,3 +233,56 @@ def test_cli_imports_a_new_kind_and_exits_1_on_a_broken_file(
     assert cli.main(["import", "pelanggaran", str(broken), "--db", db_url]) == 1
     assert "row 2: tanggal: after today" in capsys.readouterr().err
     assert len(stored(school, Pelanggaran)) == 1
+
+
+# --- what a dated domain's import kind derives from its declaration ------------------------------------------------
+
+
+def test_a_dated_domain_imports_its_body_into_the_table_named_like_it() -> None:
+    derived = {
+        d.name: (d.body, table_class(d.name), None)
+        for d in DOMAINS
+        if d.dated and d.body is not None and d.name in d.imports and table_class(d.name) is not None
+    }
+    assert derived["pelanggaran"] == (PelanggaranIn, Pelanggaran, None)
+    assert derived["hafalan"] == (HafalanIn, Hafalan, None)
+    assert {k: import_pesantren.TARGETS[k] for k in derived} == derived
+    assert import_pesantren.TARGETS["kesehatan"] == (KunjunganIn, KunjunganKlinik, None)  # table kunjungan_klinik
+    assert import_pesantren.TARGETS["jenis_pelanggaran"][2] == "kode"
+    assert list(importer._TARGETS) == list(IMPORT_KINDS)
+
+
+class Baris(BaseModel):
+    """A row of a kind declared only by its body."""
+
+    id_anak: Annotated[str, Field(description="the student's id")]
+    tingkat: Annotated[Literal["rendah", "tinggi"], Field(description="how high")]
+    warna: Annotated[Literal["merah", "biru"] | None, Field(description="its colour")] = None
+    catatan: str | None = None
+
+
+def test_a_column_no_one_described_is_meant_and_hinted_as_its_body_declares() -> None:
+    assert import_pesantren.choices(Baris, "tingkat") == "one of rendah, tinggi"
+    assert import_pesantren.choices(Baris, "warna") == "one of merah, biru"
+    assert import_pesantren.choices(Baris, "catatan") is None
+    assert import_pesantren.choices(Baris, "row") is None
+    assert import_pesantren.choices(PelanggaranIn, "kategori") == "one of ringan, sedang, berat"
+    assert importer.meaning("baris", Baris, "tingkat") == "how high"
+    assert importer.meaning("baris", Baris, "catatan") == "catatan"
+    assert importer.meaning("pelanggaran", PelanggaranIn, "jenis") == "the kind of violation"  # said here first
+
+
+def test_import_help_names_every_kind_and_lists_each_ones_columns_with_a_meaning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["import", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for kind, (model, _, _) in importer._TARGETS.items():
+        assert f"{kind}:" in out or f"{kind}," in out, kind
+        section = columns_help().split(f"columns of 'import {kind}'")[1].split("columns of")[0]
+        lines = [line.split(maxsplit=2) for line in section.splitlines()[1:] if line.startswith("  ")]
+        assert [line[0] for line in lines] == list(model.model_fields)
+        assert all(len(line) == 3 and line[2].strip() for line in lines), kind
+    new = [kind for kind, (_, _, key) in importer._TARGETS.items() if key is None]
+    assert f"{', '.join(new)}: every row is a new record" in columns_help()

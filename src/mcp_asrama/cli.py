@@ -148,6 +148,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 1 if broken else 0
 
 
+_KINDS = ("anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan")
+_KIND_HELP = (
+    "anak: students; kamar: rooms; jenis_pelanggaran: the kinds of violation (by kode); pelanggaran, hafalan, "
+    "kesehatan: violations, hafalan deposits, clinic visits (each row a new record)"
+)
+"""What the kinds `_KINDS` (the first of `IMPORT_KINDS`) hold; a later kind is a domain's records."""
+
+
 class _HelpWithColumns(argparse.Action):
     """`import -h`: the usual help, then the columns of each kind of file (read from the importer only when asked)."""
 
@@ -270,8 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument(
         "kind",
         choices=IMPORT_KINDS,
-        help="anak: students; kamar: rooms; jenis_pelanggaran: the kinds of violation (by kode); pelanggaran, "
-        "hafalan, kesehatan: violations, hafalan deposits, clinic visits (each row a new record)",
+        help=_KIND_HELP
+        + "".join(f"; {k}: its records (each row a new record)" for k in IMPORT_KINDS if k not in _KINDS),
     )
     importer.add_argument("file", help="a .csv (comma, semicolon or tab; UTF-8) or .xlsx file with a header row")
     db_flag(importer)

@@ -29,10 +29,14 @@ def test_the_feed_kinds_are_the_domains_with_a_feed() -> None:
 
 def test_every_import_kind_has_a_target_and_its_domains_feed_kind() -> None:
     assert importer.KINDS == IMPORT_KINDS
-    assert {"anak": "anak", "kamar": "kamar"} | {
-        k: k.removeprefix("jenis_") for k in ("jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan")
-    } == import_pesantren.FEED_KINDS
-    assert "columns of 'import kesehatan'" in importer.columns_help()
+    assert set(import_pesantren.FEED_KINDS) == set(IMPORT_KINDS)
+    assert all(import_pesantren.FEED_KINDS[k] == d.name for d in DOMAINS for k in d.imports)
+    assert {k: import_pesantren.FEED_KINDS[k] for k in ("anak", "jenis_pelanggaran", "hafalan")} == {
+        "anak": "anak",
+        "jenis_pelanggaran": "pelanggaran",
+        "hafalan": "hafalan",
+    }
+    assert all(f"columns of 'import {k}'" in importer.columns_help() for k in IMPORT_KINDS)
 
 
 def test_the_cli_offers_the_import_kinds(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,9 @@
-"""Importing the pesantren's records: the kinds of violation (`jenis_pelanggaran`, upserted by `kode`), and
-violations, hafalan deposits and clinic visits (`pelanggaran`, `hafalan`, `kesehatan`: each row a new record with
-a random handle, recorded by "import").
+"""Importing the pesantren's records: the kinds of violation (`jenis_pelanggaran`, upserted by `kode`), and the
+dated records of each domain that has an import kind (violations, hafalan deposits, clinic visits, …: each row a
+new record with a random handle, recorded by "import").
+
+A dated domain whose import kind is its own name and that declares its `body` needs nothing here: its rows are its
+body, stored in the table named like it (`derived_targets`), each column meant as the body's field describes it.
 
 `importer.py` reads and validates the file with the models named here, and asks `checker` about what only the
 database knows (the student, the kind) and what a model cannot say (a day after today, ayat beyond the surah);
@@ -11,7 +14,7 @@ import secrets
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from functools import cache
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 from sqlalchemy import insert, select
@@ -22,18 +25,31 @@ from mcp_asrama.contract import DOMAINS
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import hafalan as crud_hafalan
 from mcp_asrama.service.crud import perubahan
-from mcp_asrama.service.models import Anak, Hafalan, JenisPelanggaran, KunjunganKlinik, Pelanggaran
-from mcp_asrama.service.schemas.hafalan import HafalanIn
+from mcp_asrama.service.models import Anak, JenisPelanggaran, KunjunganKlinik, table_class
 from mcp_asrama.service.schemas.kesehatan import KATEGORI_KESEHATAN, KunjunganIn
-from mcp_asrama.service.schemas.pelanggaran import JenisPelanggaranIn, PelanggaranIn
+from mcp_asrama.service.schemas.pelanggaran import JenisPelanggaranIn
 
 IMPORT_ACTOR = "import"
 
-TARGETS: dict[str, tuple[type[BaseModel], Any, str | None]] = {  # model, table, key (None: every row is new)
-    "jenis_pelanggaran": (JenisPelanggaranIn, JenisPelanggaran, "kode"),
-    "pelanggaran": (PelanggaranIn, Pelanggaran, None),
-    "hafalan": (HafalanIn, Hafalan, None),
-    "kesehatan": (KunjunganIn, KunjunganKlinik, None),
+Target = tuple[type[BaseModel], Any, str | None]
+"""What rows of an import kind are: their model, the table they go to, the key they update by (None: each row is
+new)."""
+
+
+def derived_targets() -> dict[str, Target]:
+    """The target of each dated domain's import kind named like it, from its `body` and the table named like it."""
+    targets: dict[str, Target] = {}
+    for d in DOMAINS:
+        table = table_class(d.name)
+        if d.dated and d.body is not None and d.name in d.imports and table is not None:
+            targets[d.name] = (d.body, table, None)
+    return targets
+
+
+TARGETS: dict[str, Target] = {
+    **derived_targets(),
+    "jenis_pelanggaran": (JenisPelanggaranIn, JenisPelanggaran, "kode"),  # updated by its kode
+    "kesehatan": (KunjunganIn, KunjunganKlinik, None),  # its table is kunjungan_klinik
 }
 FEED_KINDS: dict[str, perubahan.Jenis] = {
     kind: perubahan.jenis(d.name) for d in DOMAINS if d.feed for kind in d.imports
@@ -93,6 +109,18 @@ MEANINGS: dict[str, dict[str, str]] = {
     },
 }
 HEALTH_FIELDS = frozenset({"keluhan", "tindakan", "obat", "rujukan"})
+
+
+def choices(model: type[BaseModel], name: str) -> str | None:
+    """The hint "one of a, b, c" for a field of `model` that takes one of some words (a Literal, maybe optional)."""
+    field = model.model_fields.get(name)
+    kinds = [field.annotation] if field is not None else []
+    while kinds:
+        kind = kinds.pop()
+        if get_origin(kind) is Literal:
+            return "one of " + ", ".join(str(v) for v in get_args(kind))
+        kinds += [a for a in get_args(kind) if a is not type(None)]
+    return None
 
 
 def normalise(kind: str, raw: dict[str, Any]) -> dict[str, Any]:

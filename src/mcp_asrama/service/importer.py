@@ -78,7 +78,19 @@ PERSONAL_FIELDS = frozenset({"nik", "no_hp_wali", "alamat", "tanggal_lahir"})
 
 
 def _hint(kind: str, name: str) -> str | None:
-    return pesantren.KIND_HINTS.get((kind, name)) or _HINTS.get(name) or pesantren.HINTS.get(name)
+    """The form a column's value must have: as said for the kind, for students and rooms, by the field's choices (a
+    Literal), then as said for the pesantren's records."""
+    return (
+        pesantren.KIND_HINTS.get((kind, name))
+        or _HINTS.get(name)
+        or pesantren.choices(_TARGETS[kind][0], name)
+        or pesantren.HINTS.get(name)
+    )
+
+
+def meaning(kind: str, model: type[BaseModel], name: str) -> str:
+    """What column `name` of a file of `kind` holds: as said here, else as the model's field describes it."""
+    return _MEANINGS.get(kind, {}).get(name) or model.model_fields[name].description or name
 
 
 def columns_help() -> str:
@@ -89,7 +101,7 @@ def columns_help() -> str:
         lines.append(f"columns of 'import {kind}' (a header row names them, in any order and case):")
         for name, info in model.model_fields.items():
             hint = _hint(kind, name)
-            text = _MEANINGS[kind][name] + (f": {hint}" if hint else "")
+            text = meaning(kind, model, name) + (f": {hint}" if hint else "")
             if not info.is_required() and info.default is not None:
                 text += f" (default {info.default})"
             mark = "*" if name in PERSONAL_FIELDS else "+" if name in pesantren.HEALTH_FIELDS else " "
@@ -97,9 +109,8 @@ def columns_help() -> str:
     lines.append("* personal data: stored by the data service, never shown to the AI.")
     lines.append("+ health data: shown only to clinic staff (peran:kesehatan).")
     lines.append("A column the file leaves out keeps what is stored; an empty cell clears the field.")
-    lines.append(
-        "pelanggaran, hafalan, kesehatan: every row is a new record (a file imported twice is recorded twice)."
-    )
+    new = ", ".join(kind for kind, (_, _, key) in _TARGETS.items() if key is None)
+    lines.append(f"{new}: every row is a new record (a file imported twice is recorded twice).")
     return "\n".join(lines)
 
 

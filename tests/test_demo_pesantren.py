@@ -7,14 +7,18 @@ from statistics import mean
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from mcp_asrama import quran
 from mcp_asrama.config import ServiceSettings
+from mcp_asrama.contract import BY_NAME, DOMAINS
+from mcp_asrama.service import demo_pesantren
 from mcp_asrama.service.app import create_app
 from mcp_asrama.service.crud.pelanggaran import DEFAULT_JENIS
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
-from mcp_asrama.service.demo import DemoSchool, generate, seed_demo
+from mcp_asrama.service.demo import DemoSchool, example_tables, generate, seed_demo
 from mcp_asrama.service.demo_pesantren import ORDER, PAGE
+from mcp_asrama.service.models import table_class
 from tests.conftest import TOKEN, service_client
 
 TODAY = date(2026, 10, 6)
@@ -130,3 +134,45 @@ async def test_the_seeded_demo_is_served_by_the_new_routes(db_url: str) -> None:
         jenis = (await client.get("/pelanggaran/jenis")).json()["data"]
         assert {j["kode"] for j in jenis} == {k for k, *_ in DEFAULT_JENIS}
     app.state.engine.dispose()
+
+
+# --- a few records a month of every dated domain that gives examples ------------------------------------------------
+
+CONTOH = ({"warna": "merah", "ukuran": 3}, {"warna": "biru", "ukuran": None})
+
+
+def test_records_from_examples_are_a_few_a_month_over_random_students_and_days(school: DemoSchool) -> None:
+    made = list(demo_pesantren.examples("contoh", CONTOH, school.anak, TODAY, DAYS, seed=5))
+    assert made == list(demo_pesantren.examples("contoh", CONTOH, school.anak, TODAY, DAYS, seed=5))
+    assert made != list(demo_pesantren.examples("contoh", CONTOH, school.anak, TODAY, DAYS, seed=6))
+    assert made != list(demo_pesantren.examples("lain", CONTOH, school.anak, TODAY, DAYS, seed=5))
+    for month in range(DAYS // 30):
+        count = sum(month * 30 <= _ago(r) < (month + 1) * 30 for r in made)
+        assert 0.02 * len(school.anak) - 1 <= count <= 0.04 * len(school.anak) + 1, month
+    ids = {a["id"] for a in school.anak}
+    assert all(r["id_anak"] in ids and 0 <= _ago(r) < DAYS and r["dicatat_oleh"] == "demo" for r in made)
+    own = [
+        {k: v for k, v in r.items() if k not in ("id", "id_anak", "tanggal", "dicatat_oleh", "dibuat")} for r in made
+    ]
+    assert all(o in CONTOH for o in own) and {o["warna"] for o in own} == {"merah", "biru"}
+    assert len({r["id_anak"] for r in made}) > len(made) / 2 and len({r["tanggal"] for r in made}) > len(made) / 3
+    assert len({r["id"] for r in made}) == len(made) and all(r["dibuat"].date() == r["tanggal"] for r in made)
+    assert list(demo_pesantren.examples("contoh", CONTOH, [], TODAY, DAYS, seed=5)) == []
+
+
+def test_the_seeded_demo_has_records_of_every_dated_domain_with_examples(db_url: str) -> None:
+    assert example_tables() == {
+        d.name: table_class(d.name) for d in DOMAINS if d.dated and d.contoh and table_class(d.name) is not None
+    }
+    engine = make_engine(db_url)
+    init_schema(engine)
+    sessions = make_sessionmaker(engine)
+    assert seed_demo(sessions, TODAY, students=150, days=DAYS)
+    with sessions() as session:
+        for name, table in example_tables().items():
+            stored = session.execute(select(table.__table__)).mappings().all()
+            assert 0.02 * 150 * 2 - 2 <= len(stored) <= 0.04 * 150 * 2 + 2, name
+            fields = BY_NAME[name].contoh[0].keys()
+            assert all({k: r[k] for k in fields} in BY_NAME[name].contoh for r in stored), name
+            assert {r["dicatat_oleh"] for r in stored} == {"demo"}
+    engine.dispose()

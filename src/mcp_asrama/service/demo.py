@@ -1,5 +1,6 @@
 """Deterministic demo data: rooms, students with plausible (fake) personal data, daily attendance, and the
-pesantren's violations, hafalan deposits and clinic visits (`demo_pesantren`).
+pesantren's violations, hafalan deposits and clinic visits (`demo_pesantren`), and a few records a month of every
+other dated domain that gives examples of them (`Domain.contoh`).
 
 The same `seed`, size and `today` always give the same data. `seed_demo` fills only an empty database.
 """
@@ -14,6 +15,7 @@ from faker import Faker
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from mcp_asrama.contract import BY_NAME, DOMAINS
 from mcp_asrama.service import demo_pesantren
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import common as crud_common
@@ -21,7 +23,7 @@ from mcp_asrama.service.crud import izin as crud_izin
 from mcp_asrama.service.crud import pelanggaran as crud_pelanggaran
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.db import refresh_statistics
-from mcp_asrama.service.models import Absensi, Anak, Hafalan, Kamar, KunjunganKlinik, Pelanggaran
+from mcp_asrama.service.models import Absensi, Anak, Hafalan, Kamar, KunjunganKlinik, Pelanggaran, table_class
 
 KELAS = [f"{tingkat}{rombel}" for tingkat in range(7, 13) for rombel in "ABC"]
 _ASRAMA = {"L": ("Putra", ["Al-Fatih", "Umar"], "Ust."), "P": ("Putri", ["Aisyah", "Khadijah"], "Ustz.")}
@@ -86,6 +88,10 @@ class DemoSchool:
     def kesehatan(self) -> Iterator[dict[str, Any]]:
         """Clinic visits over the `days` days: 2-5% of students a week."""
         return demo_pesantren.kesehatan(self.anak, self.today, self.days, self.seed)
+
+    def examples(self, name: str) -> Iterator[dict[str, Any]]:
+        """Records of the dated domain `name` built from its examples: 2-4 per 100 students a month."""
+        return demo_pesantren.examples(name, BY_NAME[name].contoh, self.anak, self.today, self.days, self.seed)
 
     @staticmethod
     def _day(
@@ -176,6 +182,12 @@ def generate(today: date, *, students: int = 300, days: int = 60, seed: int = DE
     return DemoSchool(today=today, days=days, kamar=kamar, anak=anak, seed=rng.getrandbits(64))
 
 
+def example_tables() -> dict[str, Any]:
+    """The table of each dated domain that gives examples of its records (`Domain.contoh`), by its name."""
+    tables = {d.name: table_class(d.name) for d in DOMAINS if d.dated and d.contoh}
+    return {name: table for name, table in tables.items() if table is not None}
+
+
 def insert_school(session: Session, school: DemoSchool, chunk: int = 10_000) -> int:
     """Insert a generated school in one transaction (with the default kinds of violation, when there are none),
     then refresh the planner's statistics; returns the number of attendance rows."""
@@ -187,6 +199,8 @@ def insert_school(session: Session, school: DemoSchool, chunk: int = 10_000) -> 
     _insert_all(session, Pelanggaran, school.pelanggaran(), chunk)
     _insert_all(session, Hafalan, school.hafalan(), chunk)
     _insert_all(session, KunjunganKlinik, school.kesehatan(), chunk)
+    for name, table in example_tables().items():
+        _insert_all(session, table, school.examples(name), chunk)
     for jenis in perubahan.JENIS:  # every kind, any record of it: one change-feed event each
         perubahan.catat(session, jenis)
     session.commit()

@@ -6,9 +6,11 @@ visits at realistic rates.
   ziyadah from juz 30 backwards (An-Nas, Al-Falaq, ... An-Naba') and on into juz 29 (Al-Mursalat ... Al-Mulk), plus
   a weekly murajaah of a surah already memorised; what each had memorised before the demo's days is deposited in
   the half year before them (older classes are further on);
-- kesehatan: 2-5% of students visit the clinic in a week, demam and batuk-pilek most often.
+- kesehatan: 2-5% of students visit the clinic in a week, demam and batuk-pilek most often;
+- any other dated domain that gives examples of its records (`Domain.contoh`): 2-4 records per 100 students a month,
+  each one of the examples, of a random student on a random day (`examples`).
 
-Each generator draws from its own generator seeded with (seed, domain), so the three are independent of each other
+Each generator draws from its own generator seeded with (seed, domain), so they are independent of each other
 and of the attendance; ids are drawn from it too (the same seed gives the same rows, handles included).
 """
 
@@ -78,6 +80,7 @@ _KELUHAN: dict[str, tuple[int, list[str], list[str], list[str]]] = {
     ),
 }
 _PETUGAS = ["Ns. Aminah", "Ns. Farida"]
+EXAMPLES_PER_MONTH = (0.02, 0.04)  # records of a domain with examples, per student and month (2-4 per 100)
 
 
 def _handle(rng: random.Random) -> str:
@@ -221,5 +224,27 @@ def kesehatan(anak: Sequence[dict[str, Any]], today: date, days: int, seed: int)
                 "rujukan": "Puskesmas terdekat" if rng.random() < 0.03 else None,
                 "petugas": petugas,
                 "dicatat_oleh": petugas,
+                "dibuat": _moment(tanggal, rng),
+            }
+
+
+def examples(
+    name: str, contoh: Sequence[dict[str, Any]], anak: Sequence[dict[str, Any]], today: date, days: int, seed: int
+) -> Iterator[dict[str, Any]]:
+    """Records of domain `name` over the `days` days up to `today`, recorded by "demo": in each month of them (30
+    days; the last may be shorter, with fewer) 2-4 per 100 students, each of a random student on a random day with
+    the fields of one of `contoh`."""
+    rng = random.Random(f"{seed}-{name}")  # noqa: S311 (deterministic fake data)
+    window = _days(today, days)
+    for start in range(0, len(window) if anak and contoh else 0, 30):
+        month = window[start : start + 30]
+        for _ in range(round(len(anak) * rng.uniform(*EXAMPLES_PER_MONTH) * len(month) / 30)):
+            tanggal = rng.choice(month)
+            yield {
+                "id": _handle(rng),
+                "id_anak": rng.choice(anak)["id"],
+                "tanggal": tanggal,
+                **rng.choice(contoh),
+                "dicatat_oleh": "demo",
                 "dibuat": _moment(tanggal, rng),
             }

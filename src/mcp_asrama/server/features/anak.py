@@ -13,7 +13,7 @@ from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Limit, Nama, Offset, StatusAnak, is_id
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features import anak_reads
-from mcp_asrama.server.features.common import JSON, NO_ACCESS, READ_ONLY, Result, add_tools
+from mcp_asrama.server.features.common import BAD_ID, JSON, NO_ACCESS, READ_ONLY, Result, add_tools
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
 RINGKASAN = "cari anak (cari_anak), detail satu anak (detail_anak)"
@@ -91,7 +91,7 @@ async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult
 async def anak_resource(id_anak: str, ctx: Context) -> str:
     """Data satu anak (tanpa data pribadi), mis. asrama://anak/A001."""
     if not is_id(id_anak):
-        raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
+        raise ResourceNotFoundError(BAD_ID)
     try:
         found = await anak_reads.detail_anak(terbatas(ctx), id_anak)
     except NotFound:

@@ -1,20 +1,23 @@
 """What every domain module shares: the result bases (allowlist), annotations, the no-access note, how a tool is
-registered, and how a student's records are cut to the result budget."""
+registered, how a student's records are cut to the result budget, and one student's records as a resource."""
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import date
 from typing import Any, Self, TypeVar
 
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
 from mcp_asrama.client.models import Anak
-from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
-from mcp_asrama.server.arguments import MAX_RANGE_DAYS
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.server.arguments import MAX_RANGE_DAYS, is_id
 from mcp_asrama.server.core import AsramaServer, Needs
+from mcp_asrama.server.guard.scoped import Terbatas, terbatas
 
+BAD_ID = "id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'"
 NO_ACCESS = "Token Anda tidak memberi akses ke data anak mana pun; minta admin memeriksa wewenang Anda."
 JSON = "application/json"
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -92,3 +95,22 @@ def not_future(tanggal: date) -> None:
     """A record is of a day that has come."""
     if tanggal > date.today():
         raise ToolError("Argumen tidak valid: tanggal tidak boleh sesudah hari ini.")
+
+
+def student_resource(
+    name: str, read: Callable[[Terbatas, str], Awaitable[BaseModel]], description: str
+) -> Callable[[str, Context], Awaitable[str]]:
+    """The resource `asrama://anak/{id_anak}/<name>`: `read(reader, id_anak)` as JSON, its tool error (a student
+    not visible, a service without the domain) the resource's not-found; `description` its docstring."""
+
+    async def resource(id_anak: str, ctx: Context) -> str:
+        if not is_id(id_anak):
+            raise ResourceNotFoundError(BAD_ID)
+        try:
+            return json_text(await read(terbatas(ctx), id_anak))
+        except ToolError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+
+    resource.__name__ = resource.__qualname__ = f"{name}_resource"
+    resource.__doc__ = description
+    return resource

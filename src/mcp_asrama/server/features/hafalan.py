@@ -12,7 +12,7 @@ from datetime import date
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
@@ -21,7 +21,7 @@ from mcp_asrama.client import NotFound
 from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import ProgresAnak, ProgresHafalan, RataRata, Setoran
 from mcp_asrama.contract.hafalan import HafalanIn
-from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
+from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server import views
 from mcp_asrama.server.arguments import (
     Ayat,
@@ -33,7 +33,6 @@ from mcp_asrama.server.arguments import (
     Nilai,
     SurahArg,
     Tanggal,
-    is_id,
 )
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
@@ -47,8 +46,9 @@ from mcp_asrama.server.features.common import (
     add_tools,
     not_future,
     row_of,
+    student_resource,
 )
-from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan
+from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan, writable_student
 from mcp_asrama.server.features.records import RECORD_PAGE, Page, records, summary_rows
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
@@ -214,9 +214,7 @@ async def rencana_setoran(
         quran.validate_range(found.nomor, ayat_mulai, ayat_selesai)
     except ValueError as exc:
         raise ToolError(f"Argumen tidak valid: {exc}.") from None
-    if reader.akses.kosong:
-        raise ToolError(NO_ACCESS)
-    anak = await satu_anak(reader, id_anak)
+    anak = await writable_student(reader, id_anak)
     return RencanaSetoran(anak, tanggal, jenis, found, ayat_mulai, ayat_selesai, nilai, penguji)
 
 
@@ -264,14 +262,11 @@ catat_setoran_hafalan = CATAT.as_tool(
 )
 
 
-async def hafalan_resource(id_anak: str, ctx: Context) -> str:
-    """Hafalan satu anak (ayat, juz, laju per pekan, setoran terbaru), mis. asrama://anak/A001/hafalan."""
-    if not is_id(id_anak):
-        raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
-    try:
-        return json_text(await ringkas_hafalan(terbatas(ctx), id_anak))
-    except ToolError as exc:
-        raise ResourceNotFoundError(str(exc)) from None
+hafalan_resource = student_resource(
+    "hafalan",
+    ringkas_hafalan,
+    """Hafalan satu anak (ayat, juz, laju per pekan, setoran terbaru), mis. asrama://anak/A001/hafalan.""",
+)
 
 
 def register(server: AsramaServer) -> None:

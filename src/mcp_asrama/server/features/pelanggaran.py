@@ -7,18 +7,16 @@ student. Who records: only for the students in the room/class scope, whatever th
 no output model here declares them.
 """
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_asrama.client import NotFound
-from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import (
     JenisPelanggaran,
     JumlahKategori,
@@ -26,9 +24,8 @@ from mcp_asrama.client.models import (
     RekapPelanggaran,
     RekapPelanggaranAnak,
 )
-from mcp_asrama.contract.pelanggaran import PelanggaranIn
-from mcp_asrama.privacy import json_text
-from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, KodeJenis, Poin, Tanggal, is_id
+from mcp_asrama.contract.pelanggaran import DaftarPelanggaran, PelanggaranIn
+from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, KodeJenis, Poin, Tanggal
 from mcp_asrama.server.core import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import (
@@ -43,10 +40,11 @@ from mcp_asrama.server.features.common import (
     latest,
     not_future,
     row_of,
+    student_resource,
     totals,
 )
-from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan
-from mcp_asrama.server.features.records import RECORD_PAGE, Page, records, summary_rows
+from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan, writable_student
+from mcp_asrama.server.features.records import dated_records, rekap_rows
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
@@ -115,17 +113,9 @@ async def ringkas_pelanggaran(
     """One student's violations (the student visible to the caller's view of violations), aggregates first."""
     view = reader.pelanggaran_view()
     anak = await satu_anak(view, id_anak)
-
-    def fetch(k: Values, m: Values, offset: int) -> Awaitable[Page]:
-        return view.client.daftar_pelanggaran(
-            id_anak=anak.id, kelas=k, kamar=m, dari=dari, sampai=sampai, limit=RECORD_PAGE, offset=offset
-        )
-
-    try:
-        found, complete = await records(view, fetch, None, None, one_student=True)
-    except NotFound:
-        raise ToolError(UNSUPPORTED) from None
-    rows = [p for p in found if p.id_anak == anak.id]
+    rows, complete = await dated_records(
+        view, "pelanggaran", DaftarPelanggaran, UNSUPPORTED, anak=anak, dari=dari, sampai=sampai
+    )
     per = PerKategori(**{k: sum(p.kategori == k for p in rows) for k in ("ringan", "sedang", "berat")})
     data, catatan = latest([_row(p) for p in rows], complete, "pelanggaran", "pelanggaran")
     points = sum(p.poin for p in rows)
@@ -136,11 +126,9 @@ async def ringkas_pelanggaran(
 
 async def _rekap(view: Terbatas, dari: date, sampai: date, *, kelas: str | None, kamar: str | None) -> RekapPelanggaran:
     """Violations over a range for the visible students (`view` from `pelanggaran_view()`), most points first."""
-
-    def fetch(_: int | None) -> Callable[[Values, Values], Awaitable[RekapPelanggaran]]:
-        return lambda k, m: view.client.rekap_pelanggaran(dari, sampai, kelas=k, kamar=m)
-
-    whole, merged = await summary_rows(view, kelas, kamar, fetch, lambda r: r.per_anak)
+    whole, merged = await rekap_rows(
+        view, "pelanggaran", RekapPelanggaran, UNSUPPORTED, dari, sampai, kelas=kelas, kamar=kamar
+    )
     if whole is not None:
         return whole
     rows = sorted(merged, key=lambda r: (-r.poin, -r.jumlah, r.id_anak))
@@ -168,10 +156,7 @@ async def rekap_pelanggaran(
     Filter opsional: kelas, kamar. Untuk rincian satu anak gunakan pelanggaran_anak."""
     check_range(dari, sampai)
     view = terbatas(ctx).pelanggaran_view()
-    try:
-        rekap = await _rekap(view, dari, sampai, kelas=kelas, kamar=kamar)
-    except NotFound:
-        raise ToolError(UNSUPPORTED) from None
+    rekap = await _rekap(view, dari, sampai, kelas=kelas, kamar=kamar)
     top = sorted(rekap.per_anak, key=lambda r: (-r.poin, -r.jumlah))[:TOP]
     audit.disclose_aggregate(rekap.jumlah_anak, (r.id_anak for r in rekap.per_anak))
     return tool_result(
@@ -204,9 +189,7 @@ async def rencana_pelanggaran(
     may be read, never what may be written) and the school's list of kinds."""
     not_future(tanggal)
     try:
-        if reader.akses.kosong:
-            raise ToolError(NO_ACCESS)
-        anak = await satu_anak(reader, id_anak)
+        anak = await writable_student(reader, id_anak)
     except ToolError:
         if reader.akses.bk:  # a student the counsellor may read: say why this one cannot be recorded
             await satu_anak(reader.pelanggaran_view(), id_anak)
@@ -265,15 +248,12 @@ catat_pelanggaran = CATAT.as_tool(
 )
 
 
-async def pelanggaran_resource(id_anak: str, ctx: Context) -> str:
+pelanggaran_resource = student_resource(
+    "pelanggaran",
+    ringkas_pelanggaran,
     """Pelanggaran satu anak (jumlah, poin, per kategori, lalu setiap pelanggaran), mis.
-    asrama://anak/A001/pelanggaran."""
-    if not is_id(id_anak):
-        raise ResourceNotFoundError("id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'")
-    try:
-        return json_text(await ringkas_pelanggaran(terbatas(ctx), id_anak))
-    except ToolError as exc:
-        raise ResourceNotFoundError(str(exc)) from None
+    asrama://anak/A001/pelanggaran.""",
+)
 
 
 def register(server: AsramaServer) -> None:

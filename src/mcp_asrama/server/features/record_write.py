@@ -1,15 +1,29 @@
-"""What a write of one student's dated record shares (a violation, a deposit, a clinic visit): the plan's student and
-day, the result that names the student, and the body the service takes."""
+"""What a write of one student's dated record shares (a violation, a deposit, a clinic visit, an achievement): the
+student it may be written for, the plan's student and day, the result that names the student, and the body the
+service takes."""
 
 from dataclasses import dataclass
 from datetime import date
 from typing import TypeVar
 
+from mcp.server.mcpserver.exceptions import ToolError
+
 from mcp_asrama.client.models import Anak
 from mcp_asrama.contract.types import Strict
+from mcp_asrama.server.features.anak import satu_anak
+from mcp_asrama.server.features.common import NO_ACCESS
 from mcp_asrama.server.features.write import HasilTulis
+from mcp_asrama.server.guard.scoped import Terbatas
 
 Body = TypeVar("Body", bound=Strict)
+
+
+async def writable_student(reader: Terbatas, id_anak: str) -> Anak:
+    """The student a record may be written for: one in the caller's room/class scope (a role alone writes for
+    nobody), or the tool error that says why not."""
+    if reader.akses.kosong:
+        raise ToolError(NO_ACCESS)
+    return await satu_anak(reader, id_anak)
 
 
 @dataclass(frozen=True)

@@ -6,17 +6,28 @@ service's own.
 - `records`: every visible record of the filters, page by page, latest first (a domain passes its one-page fetch);
 - `summary_rows`: a range summary with one row per student (`id_anak`), the service's own answer when one request
   covers the scope, else the visible rows of one request per unit, each student once.
+
+Any dated domain of the contract reads through the client's generic calls: `dated_records` (one visible student's
+records, or those of the scope's rooms and classes, over a period) and `rekap_rows` (its `/rekap`); a service
+without the domain's routes is the domain's tool error.
 """
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from datetime import date
+from typing import Any, Protocol, TypeVar, cast
 
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
+
+from mcp_asrama.client import NotFound
 from mcp_asrama.client.client import Values
+from mcp_asrama.client.models import Anak
 from mcp_asrama.server.guard.scoped import MAX_SCOPED_ROWS, Terbatas
 from mcp_asrama.server.progress import pages_left
 
 RECORD_PAGE = 500  # the service's largest page of pelanggaran, hafalan and kesehatan records
 A = TypeVar("A")  # a summary as the service answers it
+S = TypeVar("S", bound=BaseModel)  # a summary of a dated domain (`per_anak`: one row per student)
 
 
 class Page(Protocol):
@@ -85,3 +96,57 @@ async def summary_rows(
         for row in reader.visible_rows(rows(answer)):
             merged.setdefault(row.id_anak, row)
     return None, list(merged.values())
+
+
+async def dated_records(
+    reader: Terbatas,
+    domain: str,
+    model: type[BaseModel],
+    unsupported: str,
+    *,
+    anak: Anak | None = None,
+    kelas: str | None = None,
+    kamar: str | None = None,
+    dari: date | None = None,
+    sampai: date | None = None,
+) -> tuple[list[Any], bool]:
+    """The visible records of the dated `domain` (its list parsed as `model`) over [dari, sampai], latest first, of
+    student `anak` (one that `reader` may see) or of the filters; and whether that is all of them."""
+
+    async def fetch(k: Values, m: Values, offset: int) -> Page:
+        one = anak.id if anak else None
+        page = await reader.client.records(
+            domain, model, id_anak=one, kelas=k, kamar=m, dari=dari, sampai=sampai, limit=RECORD_PAGE, offset=offset
+        )
+        return cast(Page, page)
+
+    try:
+        if anak is None:
+            return await records(reader, fetch, kelas, kamar)
+        found, complete = await records(reader, fetch, None, None, one_student=True)
+    except NotFound:
+        raise ToolError(unsupported) from None
+    return [r for r in found if r.id_anak == anak.id], complete
+
+
+async def rekap_rows(
+    reader: Terbatas,
+    domain: str,
+    model: type[S],
+    unsupported: str,
+    dari: date,
+    sampai: date,
+    *,
+    kelas: str | None,
+    kamar: str | None,
+) -> tuple[S | None, list[Any]]:
+    """`summary_rows` of the dated `domain`'s `/rekap` over [dari, sampai] (parsed as `model`, its rows
+    `per_anak`)."""
+
+    def fetch(_: int | None) -> Callable[[Values, Values], Awaitable[S]]:
+        return lambda k, m: reader.client.summary(domain, model, dari, sampai, kelas=k, kamar=m)
+
+    try:
+        return await summary_rows(reader, kelas, kamar, fetch, lambda r: r.per_anak)
+    except NotFound:
+        raise ToolError(unsupported) from None

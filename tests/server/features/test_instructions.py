@@ -39,7 +39,15 @@ def test_a_joined_module_is_told_after_the_listed_records() -> None:
     for module in features.JOINED:
         reads, writes = getattr(module, "RINGKASAN", None), getattr(module, "RINGKASAN_TULIS", None)
         assert reads is None or text.index(reads) > text.index("kesehatan (rekap_kesehatan")
-        assert writes is None or text.index(writes) > text.index("(catat_kunjungan_klinik)")
+        assert writes is None or text.index(writes) > text.index("(catat_setoran_hafalan)")
+    clinic = " dan, bagi petugas klinik, kunjungan klinik (catat_kunjungan_klinik): setiap pencatatan"
+    assert clinic in text  # the aside stays last
+
+
+def test_an_aside_goes_last_whatever_the_order() -> None:
+    parts = ["a (x)", ", bagi petugas, b (y)", "c (z)"]
+    assert features._series(parts) == "a (x), c (z) dan, bagi petugas, b (y)"
+    assert features._series(["a (x)", "c (z)"]) == "a (x) dan c (z)"
 
 
 def test_every_domain_is_told_and_every_tool_of_a_summary_is_named() -> None:

@@ -64,8 +64,9 @@ def register(server: AsramaServer, book: Konfirmasi) -> None:
 
 
 def _series(parts: list[str]) -> str:
-    """`a, b dan c`; a last part that opens with a comma (an aside) follows `dan` directly."""
-    *head, last = parts
+    """`a, b dan c`; a part that opens with a comma (an aside, e.g. `, bagi petugas klinik, ...`) goes last and
+    follows `dan` directly."""
+    *head, last = [p for p in parts if not p.startswith(",")] + [p for p in parts if p.startswith(",")]
     return ", ".join(head) + (" dan" if last.startswith(",") else " dan ") + last if head else last
 
 

@@ -5,6 +5,7 @@
   (`crud.common.page` for any filters and order);
 - `add`: a new record with its handle, student, actor and time, stored with its change-feed event;
 - `create`: the idempotent POST (lock the student, replay, 404 for an unknown student, write, commit the answer);
+- `create_as_sent` and `listing`: the POST and the list of a domain whose own columns are its body's fields;
 - `public`: the answer, the record's columns beside the `student`'s name, class and room.
 
 A domain keeps only its own columns, its rekap and its special routes.
@@ -30,7 +31,16 @@ from mcp_asrama.service.crud.anak import FilterValues, dated_filters
 from mcp_asrama.service.crud.common import Join, Paging
 from mcp_asrama.service.models import Anak
 from mcp_asrama.service.models.base import StudentRecord
-from mcp_asrama.service.routes.common import Dari, Filter, IdAnakFilter, Limit, Offset, Sampai, check_period
+from mcp_asrama.service.routes.common import (
+    Dari,
+    Filter,
+    IdAnakFilter,
+    Limit,
+    Offset,
+    Sampai,
+    check_not_future,
+    check_period,
+)
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "Anak tidak ditemukan"},
@@ -39,6 +49,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 """The documented refusals of a create (and of a route that names a student)."""
 
 Shape = TypeVar("Shape", bound=BaseModel)
+Page = TypeVar("Page", bound=BaseModel)
 Record = TypeVar("Record", bound=StudentRecord)
 
 
@@ -128,3 +139,32 @@ def public(shape: type[Shape], record: Any, anak: Anak, **extra: Any) -> Shape:
     """`shape` of `record`: its columns that `shape` has, the `student`, and `extra`."""
     values = {name: getattr(record, name) for name in shape.model_fields if hasattr(record, name)}
     return shape(**{**values, **student(anak), **extra})
+
+
+def create_as_sent(
+    request: Request,
+    session: Session,
+    body: Any,
+    actor: str | None,
+    key: str | None,
+    *,
+    kind: FeedKind,
+    model: type[StudentRecord],
+    shape: type[BaseModel],
+) -> Any:
+    """The idempotent create of a record of `model` whose own columns are `body`'s fields, on a day up to today
+    (else 422), with its change-feed event of `kind`, answered as `shape`."""
+    check_not_future(body.tanggal)
+
+    def write(anak: Anak) -> BaseModel:
+        return public(shape, add(session, kind, model, anak, actor, **body.model_dump(exclude={"id_anak"})), anak)
+
+    return create(request, session, body, actor, key, write)
+
+
+def listing(
+    session: Session, model: type[StudentRecord], where: RecordFilter, paging: Paging, *, shape: Any, page: type[Page]
+) -> Page:
+    """One `page` of the records matching `where`, latest first, each as `shape`."""
+    total, found = search(session, model, where, paging)
+    return page(total=total, data=[public(shape, record, anak) for record, anak in found])

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Request
 from mcp_asrama.service import records
 from mcp_asrama.service.crud import kesehatan as crud
 from mcp_asrama.service.deps import ActorDep, KeyDep, SessionDep, TokenDep
-from mcp_asrama.service.models import Anak, KunjunganKlinik
+from mcp_asrama.service.models import KunjunganKlinik
 from mcp_asrama.service.records import PagingDep, RecordFilterDep
-from mcp_asrama.service.routes.common import DariWajib, Filter, SampaiWajib, check_not_future, check_period
+from mcp_asrama.service.routes.common import DariWajib, Filter, SampaiWajib, check_period
 from mcp_asrama.service.schemas.kesehatan import (
     KATEGORI_KESEHATAN,
     DaftarKunjungan,
@@ -28,20 +28,15 @@ router = APIRouter(prefix="/kesehatan", tags=["kesehatan"], dependencies=[TokenD
 )
 def catat_kunjungan(request: Request, session: SessionDep, body: KunjunganIn, actor: ActorDep, key: KeyDep) -> Any:
     """Record a clinic visit on a day up to today. 404 unknown student."""
-    check_not_future(body.tanggal)
-
-    def write(anak: Anak) -> KunjunganPublic:
-        visit = records.add(session, "kesehatan", KunjunganKlinik, anak, actor, **body.model_dump(exclude={"id_anak"}))
-        return records.public(KunjunganPublic, visit, anak)
-
-    return records.create(request, session, body, actor, key, write)
+    return records.create_as_sent(
+        request, session, body, actor, key, kind="kesehatan", model=KunjunganKlinik, shape=KunjunganPublic
+    )
 
 
 @router.get("", response_model=DaftarKunjungan, response_model_exclude_none=True)
 def daftar_kunjungan(session: SessionDep, where: RecordFilterDep, paging: PagingDep) -> DaftarKunjungan:
     """Visits by student, class, room (case-insensitive) and period, latest first."""
-    total, page = records.search(session, KunjunganKlinik, where, paging)
-    return DaftarKunjungan(total=total, data=[records.public(KunjunganPublic, k, a) for k, a in page])
+    return records.listing(session, KunjunganKlinik, where, paging, shape=KunjunganPublic, page=DaftarKunjungan)
 
 
 @router.get("/rekap", response_model=RekapKesehatan)

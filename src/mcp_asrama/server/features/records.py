@@ -139,14 +139,18 @@ async def rekap_rows(
     *,
     kelas: str | None,
     kamar: str | None,
+    merge: bool = True,
 ) -> tuple[S | None, list[Any]]:
     """`summary_rows` of the dated `domain`'s `/rekap` over [dari, sampai] (parsed as `model`, its rows
-    `per_anak`)."""
+    `per_anak`). Without `merge`: only the service's own answer (or None), for a summary whose other parts cannot
+    be merged from its students' rows (the domain then counts its `dated_records`)."""
 
     def fetch(_: int | None) -> Callable[[Values, Values], Awaitable[S]]:
         return lambda k, m: reader.client.summary(domain, model, dari, sampai, kelas=k, kamar=m)
 
     try:
+        if not merge:
+            return await reader.whole(kelas, kamar, fetch(None), lambda r: r.per_anak), []
         return await summary_rows(reader, kelas, kamar, fetch, lambda r: r.per_anak)
     except NotFound:
         raise ToolError(unsupported) from None

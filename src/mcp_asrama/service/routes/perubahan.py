@@ -134,14 +134,19 @@ async def _frames(engine: Engine, feed: Feed, start: Mulai, closing: anyio.Event
             log.warning("change stream ended: database error %s; the reader reconnects", type(exc).__name__)
 
 
-@router.get("/perubahan", response_class=EventSourceResponse, responses=_RESPONSES)
-async def perubahan(request: Request, start: Annotated[Mulai, Depends(opening)]) -> EventSourceResponse:
-    """Every committed change (absensi, izin, anak, kamar, pelanggaran, hafalan, kesehatan) as one event with its
-    kind and keys (tanggal, id_anak, kamar; never personal data), in commit order, ids strictly increasing.
+_DESCRIPTION = (
+    f"Every committed change ({', '.join(crud_perubahan.JENIS)}) as one event with its\n"
+    "kind and keys (tanggal, id_anak, kamar; never personal data), in commit order, ids strictly increasing.\n\n"
+    "First frame `mulai` with the newest id; with `Last-Event-ID: N` (or `?sejak=N`) every event after N, else\n"
+    "only new ones; `reset` when events after N were pruned (refetch everything); `: ping` as a heartbeat."
+)
+"""The route's description: every kind of the change feed (`contract.FeedKind`), named."""
 
-    First frame `mulai` with the newest id; with `Last-Event-ID: N` (or `?sejak=N`) every event after N, else
-    only new ones; `reset` when events after N were pruned (refetch everything); `: ping` as a heartbeat.
-    """
+
+@router.get("/perubahan", response_class=EventSourceResponse, responses=_RESPONSES, description=_DESCRIPTION)
+async def perubahan(request: Request, start: Annotated[Mulai, Depends(opening)]) -> EventSourceResponse:
+    """The change stream: `mulai`, maybe `reset`, then the events after the resume point and live ones
+    (`_DESCRIPTION`)."""
     app = request.app
     closing = anyio.Event()  # set by sse-starlette when uvicorn is asked to stop: the stream ends cleanly
     return EventSourceResponse(

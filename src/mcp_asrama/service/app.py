@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_asrama import __version__
 from mcp_asrama.config import ServiceSettings
-from mcp_asrama.contract import DOMAINS, FITUR, FITUR_HEADER
+from mcp_asrama.contract import DOMAINS, FEED_KINDS, FITUR, FITUR_HEADER
 from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
 from mcp_asrama.logs import route_template
 from mcp_asrama.service.crud import common as crud_common
@@ -105,7 +105,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         title="Service Data Anak Asrama",
         version=__version__,
         description=(
-            "Data anak, kamar, absensi, izin, pelanggaran, hafalan dan kesehatan asrama, dan aliran perubahannya "
+            f"Data {', '.join(FEED_KINDS[:-1])} dan {FEED_KINDS[-1]} asrama, dan aliran perubahannya "
             "(GET /perubahan, Server-Sent Events). Semua rute data memerlukan Bearer token."
         ),
         docs_url=None,

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Header, HTTPException, Query
 from mcp import Client
 from mcp_types import CallToolResult
 
+from mcp_asrama.server import features
 from tests.conftest import TOKEN
 from tests.server.support_records import RECORD_EXTRAS, add_record_routes
 
@@ -28,6 +29,27 @@ TOOLS = ["cari_anak", "detail_anak", "daftar_kamar", "absensi_harian", "rekap_ab
          "rekap_pelanggaran", "hafalan_anak", "progres_hafalan", "kesehatan_anak", "rekap_kesehatan",
          "daftar_izin"]  # fmt: skip
 WRITE_TOOLS = ["catat_absensi", "ajukan_izin", "akhiri_izin"]
+
+
+def _own(module: Any) -> set[str]:
+    """What a feature module defines (its functions, its write tools) and its domain's name (its resource's)."""
+    defined = {k for k, v in vars(module).items() if getattr(v, "__module__", None) == module.__name__}
+    return defined | {spec.tool for spec in getattr(module, "PENULISAN", ())} | {module.__name__.rsplit(".", 1)[1]}
+
+
+JOINED = {name for module in features.JOINED for name in _own(module)}
+
+
+def listed(names: list[str]) -> list[str]:
+    """`names` (tools, resources) but those of a feature module that joined by itself (`features.JOINED`): the
+    lists here are of the modules listed by hand; a joined module's own test file checks its tools."""
+    return [name for name in names if name not in JOINED]
+
+
+def assert_listed(names: list[str], expected: list[str]) -> None:
+    """`expected` first, in order; after them only a joined module's tools."""
+    assert names[: len(expected)] == expected and listed(names[len(expected) :]) == []
+
 
 # One valid call of every tool, reaching the upstream (tutorial data: A001 exists, 2026-10-06 has records).
 VALID_CALLS: list[tuple[str, dict[str, Any]]] = [

@@ -48,7 +48,7 @@ from mcp_asrama.server.features.common import (
     row_of,
     student_resource,
 )
-from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan, writable_student
+from mcp_asrama.server.features.record_write import RencanaCatatan, hasil_catat, writable_student
 from mcp_asrama.server.features.records import RECORD_PAGE, Page, records, summary_rows
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
@@ -230,10 +230,7 @@ def pertanyaan_setoran(plan: RencanaSetoran) -> Pertanyaan:
     return tanya([what], plan.anak.id, Penguji=plan.penguji)
 
 
-class HasilCatatSetoran(HasilCatat):
-    """What happened to a deposit: written (with the record), declined, cancelled, or waiting (an usulan)."""
-
-    setoran: DataSetoran | None = None
+HasilCatatSetoran = hasil_catat("HasilCatatSetoran", "a deposit", "setoran", DataSetoran)
 
 
 async def tulis_setoran(tulis: Tulis, plan: RencanaSetoran) -> Ditulis:
@@ -241,8 +238,7 @@ async def tulis_setoran(tulis: Tulis, plan: RencanaSetoran) -> Ditulis:
     body = plan.badan(HafalanIn, "jenis", "ayat_mulai", "ayat_selesai", "nilai", "penguji", surah=plan.surah.nomor)
     made = await tulis.reader.client.catat_setoran(body, actor=tulis.actor, key=tulis.key)
     pesan = f"Setoran tercatat: {made.nama_surah or plan.surah.nama} ayat {made.ayat_mulai}–{made.ayat_selesai}."
-    written = HasilCatatSetoran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, setoran=_row(made))
-    return written, [{"id": made.id_anak, "old": None, "new": f"setoran:{made.jenis}"}]
+    return HasilCatatSetoran.ditulis(made, pesan, {"new": f"setoran:{made.jenis}"}, setoran=_row(made))
 
 
 CATAT = Penulisan(

@@ -37,7 +37,7 @@ from mcp_asrama.server.features.common import (
     row_of,
 )
 from mcp_asrama.server.features.kesehatan_rekap import UNSUPPORTED, kunjungan, rekap_kesehatan
-from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan
+from mcp_asrama.server.features.record_write import RencanaCatatan, hasil_catat
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import Terbatas, terbatas
@@ -143,10 +143,7 @@ def pertanyaan_kunjungan(plan: RencanaKunjungan) -> Pertanyaan:
     return tanya(lines, plan.anak.id, kesehatan=True, **details)
 
 
-class HasilCatatKunjungan(HasilCatat):
-    """What happened to a clinic visit: written (with the record), declined, cancelled, or waiting (an usulan)."""
-
-    kunjungan: DataKunjungan | None = None
+HasilCatatKunjungan = hasil_catat("HasilCatatKunjungan", "a clinic visit", "kunjungan", DataKunjungan)
 
 
 async def tulis_kunjungan(tulis: Tulis, plan: RencanaKunjungan) -> Ditulis:
@@ -154,10 +151,8 @@ async def tulis_kunjungan(tulis: Tulis, plan: RencanaKunjungan) -> Ditulis:
     body = plan.badan(KunjunganIn, "keluhan", "kategori", "tindakan", "obat", "rujukan", "petugas")
     made = await tulis.reader.client.catat_kunjungan(body, actor=tulis.actor, key=tulis.key)
     audit.disclose_health([made.id_anak])
-    written = HasilCatatKunjungan(
-        hasil="ditulis", pesan="Kunjungan klinik tercatat.", id_anak=made.id_anak, kunjungan=_row(made)
-    )
-    return written, [{"id": made.id_anak, "old": None, "new": "kunjungan_klinik"}]
+    pesan, change = "Kunjungan klinik tercatat.", {"new": "kunjungan_klinik"}
+    return HasilCatatKunjungan.ditulis(made, pesan, change, kunjungan=_row(made))
 
 
 CATAT = Penulisan(

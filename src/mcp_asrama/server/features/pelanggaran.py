@@ -43,7 +43,7 @@ from mcp_asrama.server.features.common import (
     student_resource,
     totals,
 )
-from mcp_asrama.server.features.record_write import HasilCatat, RencanaCatatan, writable_student
+from mcp_asrama.server.features.record_write import RencanaCatatan, hasil_catat, writable_student
 from mcp_asrama.server.features.records import dated_records, rekap_rows
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
@@ -216,10 +216,7 @@ def pertanyaan_pelanggaran(plan: RencanaPelanggaran) -> Pertanyaan:
     return tanya([what], plan.anak.id, Keterangan=plan.keterangan)
 
 
-class HasilCatatPelanggaran(HasilCatat):
-    """What happened to a violation: written (with the record), declined, cancelled, or waiting (an usulan)."""
-
-    pelanggaran: DataPelanggaran | None = None
+HasilCatatPelanggaran = hasil_catat("HasilCatatPelanggaran", "a violation", "pelanggaran", DataPelanggaran)
 
 
 async def tulis_pelanggaran(tulis: Tulis, plan: RencanaPelanggaran) -> Ditulis:
@@ -227,8 +224,8 @@ async def tulis_pelanggaran(tulis: Tulis, plan: RencanaPelanggaran) -> Ditulis:
     body = plan.badan(PelanggaranIn, "poin", "keterangan", jenis=plan.jenis.kode)
     made = await tulis.reader.client.catat_pelanggaran(body, actor=tulis.actor, key=tulis.key)
     pesan = f"Pelanggaran tercatat: {made.nama_jenis or made.jenis}, {made.poin} poin."
-    written = HasilCatatPelanggaran(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, pelanggaran=_row(made))
-    return written, [{"id": made.id_anak, "old": None, "new": "pelanggaran", "pelanggaran": made.id}]
+    change = {"new": "pelanggaran", "pelanggaran": made.id}
+    return HasilCatatPelanggaran.ditulis(made, pesan, change, pelanggaran=_row(made))
 
 
 CATAT = Penulisan(

@@ -4,18 +4,20 @@ service takes."""
 
 from dataclasses import dataclass
 from datetime import date
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, create_model
 
 from mcp_asrama.client.models import Anak
-from mcp_asrama.contract.types import Strict
+from mcp_asrama.contract.types import Rekaman, Strict
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import NO_ACCESS
-from mcp_asrama.server.features.write import HasilTulis
+from mcp_asrama.server.features.write import Ditulis, HasilTulis, Tulis
 from mcp_asrama.server.guard.scoped import Terbatas
 
 Body = TypeVar("Body", bound=Strict)
+Made = TypeVar("Made", bound=Rekaman)
 
 
 async def writable_student(reader: Terbatas, id_anak: str) -> Anak:
@@ -45,3 +47,23 @@ class HasilCatat(HasilTulis):
     """What happened to a new record: written (with the record), declined, cancelled, or waiting (an usulan)."""
 
     id_anak: str | None = None
+
+    @classmethod
+    def ditulis(cls, made: Rekaman, pesan: str, change: dict[str, Any], **row: Any) -> Ditulis:
+        """`made` written: this result naming its student, with `row` (the record as its output row), and the change
+        the audit keeps (the student, then `change`: what was added, ids only)."""
+        written = cls(hasil="ditulis", pesan=pesan, id_anak=made.id_anak, **row)
+        return written, [{"id": made.id_anak, "old": None, **change}]
+
+
+def hasil_catat(name: str, what: str, field: str, row: type[BaseModel]) -> type[HasilCatat]:
+    """The result model `name` of a write of `what` (e.g. "a violation"): `HasilCatat` with the record written as
+    `field`, an output row `row`."""
+    doc = f"What happened to {what}: written (with the record), declined, cancelled, or waiting (an usulan)."
+    fields: dict[str, Any] = {field: (row | None, None)}
+    return create_model(name, __base__=HasilCatat, __doc__=doc, __module__=row.__module__, **fields)
+
+
+async def created(tulis: Tulis, domain: str, model: type[Made], body: Strict) -> Made:
+    """`body` recorded once in the dated `domain` (under the write's key, by its actor), as `model`."""
+    return await tulis.reader.client.create(domain, model, body, actor=tulis.actor, key=tulis.key)

@@ -14,6 +14,7 @@ from mcp_asrama.contract.hafalan import HafalanIn
 from mcp_asrama.contract.izin import IzinIn
 from mcp_asrama.contract.kesehatan import KunjunganIn
 from mcp_asrama.contract.pelanggaran import PelanggaranIn
+from mcp_asrama.contract.prestasi import CONTOH, PrestasiIn
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,18 @@ DOMAINS: tuple[Domain, ...] = (
     ),
     Domain("hafalan", dated=True, imports=("hafalan",), resource="asrama://anak/{id_anak}/hafalan", body=HafalanIn),
     Domain("kesehatan", dated=True, imports=("kesehatan",), body=KunjunganIn),
+    Domain(
+        "prestasi",
+        dated=True,
+        imports=("prestasi",),
+        resource="asrama://anak/{id_anak}/prestasi",
+        body=PrestasiIn,
+        contoh=CONTOH,
+    ),
 )
 """In the order the service mounts their routers and the importer lists their kinds."""
 
-FeedKind = Literal["absensi", "izin", "anak", "kamar", "pelanggaran", "hafalan", "kesehatan"]
+FeedKind = Literal["absensi", "izin", "anak", "kamar", "pelanggaran", "hafalan", "kesehatan", "prestasi"]
 """A change feed's `jenis`: the name of a domain with `feed` (a test keeps the two equal)."""
 FEED_KINDS: tuple[str, ...] = tuple(d.name for d in DOMAINS if d.feed)
 IMPORT_KINDS: tuple[str, ...] = tuple(kind for d in DOMAINS for kind in d.imports)

@@ -118,7 +118,7 @@ async def laporan_bulanan_wali(
     bulan: Annotated[str, Field(description="Bulan YYYY-MM, mis. '2026-10'")],
     ctx: Context,
 ) -> str:
-    """Laporan bulanan satu anak untuk pertemuan orang tua: kehadiran, hafalan, pelanggaran, dan sakit (hari)."""
+    """Laporan bulanan satu anak untuk pertemuan orang tua: kehadiran, hafalan, pelanggaran, prestasi, sakit (hari)."""
     ident = id_anak.strip()
     if not is_id(ident):
         raise MCPError(code=INVALID_PARAMS, message="id_anak harus 1–64 huruf, angka, '-', '_' atau '.'")
@@ -142,9 +142,11 @@ async def laporan_bulanan_wali(
         f'wali kelas dengan orang tua. Panggil detail_anak(id_anak="{ident}") untuk nama, kelas dan kamar; '
         f'rekap_absensi(dari="{a}", sampai="{z}", id_anak="{ident}") untuk kehadiran (hadir, izin, sakit, alpa); '
         f'hafalan_anak(id_anak="{ident}") untuk hafalan (ayat, juz, laju per pekan, setoran bulan ini); '
-        f'pelanggaran_anak(id_anak="{ident}", dari="{a}", sampai="{z}") untuk pelanggaran dan poin. {health} '
-        "Susun: ringkasan, kehadiran, hafalan, disiplin, lalu saran tindak lanjut yang wajar dan membangun. Jawab "
-        "hanya dari hasil tool; bila data tidak tersedia, katakan demikian."
+        f'pelanggaran_anak(id_anak="{ident}", dari="{a}", sampai="{z}") untuk pelanggaran dan poin; '
+        f'prestasi_anak(id_anak="{ident}", dari="{a}", sampai="{z}") untuk prestasi (bidang, tingkat, keterangan). '
+        f"{health} Susun: ringkasan, kehadiran, hafalan, disiplin dan prestasi (prestasi disebut berdampingan dengan "
+        "pelanggaran), lalu saran tindak lanjut yang wajar dan membangun. Jawab hanya dari hasil tool; bila data "
+        "tidak tersedia, katakan demikian."
     )
 
 

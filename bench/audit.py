@@ -47,7 +47,7 @@ from mcp_types import CallToolResult
 
 import common
 import mcp_asrama
-from mcp_asrama.logs import configure_logging
+from mcp_asrama.runtime.logs import configure_logging
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.guard import audit, audit_check, audit_log
 from mcp_asrama.server.settings import ServerSettings

@@ -27,7 +27,7 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    `json.dumps(indent=2, ensure_ascii=False)`, as its SDK serialized a returned dict (see the tutorial's capture).
 
 `--variants` instead compares the HTTP parser and event loop of both servers (ASRAMA_HTTP, ASRAMA_LOOP; see
-src/mcp_asrama/stack.py) in the same run: per variant, a data service process and our MCP server (HTTP, and stdio
+runtime/stack.py) in the same run: per variant, a data service process and our MCP server (HTTP, and stdio
 with that loop) on it, each variant's `direct REST`, `MCP stdio` and `MCP HTTP` (2026-07-28) interleaved with all
 the others; each MCP route's ratio is to its own variant's direct REST, and the last column to the first variant's.
 A table of CPU per request (user + system from /proc, over the timed rounds) of each server process follows: less

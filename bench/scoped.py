@@ -51,7 +51,7 @@ from mcp import Client
 from sqlalchemy import func, select
 
 import common
-from mcp_asrama.logs import configure_logging
+from mcp_asrama.runtime.logs import configure_logging
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.service.db import make_engine

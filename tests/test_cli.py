@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from mcp_asrama import cli
 from mcp_asrama.config import DatabaseSettings, ServiceSettings, is_loopback
-from mcp_asrama.invocation import shown
+from mcp_asrama.runtime.invocation import shown
 from mcp_asrama.service.db import describe, make_engine, make_sessionmaker
 from mcp_asrama.service.models import Anak, Kamar
 from tests.conftest import TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows

@@ -8,7 +8,7 @@ import pytest
 from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
-from mcp_asrama.logs import (
+from mcp_asrama.runtime.logs import (
     UNLISTED_URI,
     UNMATCHED_ROUTE,
     AccessLog,

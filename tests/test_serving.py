@@ -7,7 +7,7 @@ import socket
 import pytest
 import uvicorn
 
-from mcp_asrama.serving import listen
+from mcp_asrama.runtime.serving import listen
 from tests.e2e.conftest import free_port
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,7 @@ WITHOUT_VENV = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) i
 
 
 def shown(cwd: Path, path: str) -> str:
-    code = "from mcp_asrama.invocation import shown; print(shown())"
+    code = "from mcp_asrama.runtime.invocation import shown; print(shown())"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=cwd, env=clean_env(PATH=path), capture_output=True, text=True, check=True
     )

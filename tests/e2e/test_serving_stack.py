@@ -14,8 +14,8 @@ import uvicorn
 
 from mcp_asrama import cli, serving
 from mcp_asrama.config import ServiceSettings
+from mcp_asrama.runtime.stack import Stack
 from mcp_asrama.service.app import create_app
-from mcp_asrama.stack import Stack
 from tests.conftest import TOKEN
 from tests.e2e.conftest import START_TIMEOUT
 from tests.e2e.test_slow_clients import MARGIN, TIMEOUT, closed_after, connect, healthz

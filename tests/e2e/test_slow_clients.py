@@ -18,8 +18,8 @@ import httpx2
 import pytest
 import uvicorn
 
-from mcp_asrama import serving
 from mcp_asrama.config import ServiceSettings
+from mcp_asrama.runtime import serving
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.transport import http_app
@@ -210,7 +210,7 @@ def test_failed_accepts_are_counted_and_other_loop_errors_still_reported(caplog:
     try:
         loop.set_exception_handler(lambda _loop, context: reported.append(context["message"]))
         serving.tally_accept_failures(loop)
-        caplog.set_level(logging.WARNING, logger="mcp_asrama.serving")
+        caplog.set_level(logging.WARNING, logger="mcp_asrama.runtime.serving")
         for _ in range(1000):
             loop.call_exception_handler({"message": serving.ACCEPT_FAILED, "exception": OSError(24, "Too many")})
         loop.call_exception_handler({"message": "Task exception was never retrieved"})

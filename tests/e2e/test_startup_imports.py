@@ -32,7 +32,7 @@ def echo(text: str) -> str:
 print("\\n".join(sorted(sys.modules)))
 """
 # Loaded only for what a stdio start without auth does not do (h11 is used: the service client's HTTP/1.1).
-UNUSED = ("jwt", "uvicorn", "importlib.metadata", "cryptography.x509", "mcp_asrama.serving")
+UNUSED = ("jwt", "uvicorn", "importlib.metadata", "cryptography.x509", "mcp_asrama.runtime.serving")
 
 
 def modules_of(script: str) -> set[str]:
@@ -57,7 +57,7 @@ async def test_a_stdio_start_loads_no_jwt_uvicorn_serving_or_metadata_of_its_own
     bare = modules_of(BARE)
     assert "mcp_asrama.server.guard.auth" in ours and "mcp.server.stdio" in ours  # the modules of a real start
     assert unused(ours - bare) == []
-    assert "jwt" not in ours and "mcp_asrama.serving" not in ours
+    assert "jwt" not in ours and "mcp_asrama.runtime.serving" not in ours
 
 
 def test_the_package_reads_no_metadata_for_its_version() -> None:
@@ -69,7 +69,7 @@ def test_the_package_reads_no_metadata_for_its_version() -> None:
 
 def test_the_data_service_alone_loads_none_of_the_mcp_server() -> None:
     # What `mcp-asrama service` imports before it serves (the demo adds the MCP server inside run_demo).
-    script = "import sys, mcp_asrama.cli, mcp_asrama.launch; print('\\n'.join(sorted(sys.modules)))"
+    script = "import sys, mcp_asrama.cli, mcp_asrama.runtime.launch; print('\\n'.join(sorted(sys.modules)))"
     loaded = modules_of(script)
-    assert "mcp_asrama.launch" in loaded and "mcp_asrama.service.app" in loaded
+    assert "mcp_asrama.runtime.launch" in loaded and "mcp_asrama.service.app" in loaded
     assert not {m for m in loaded if m.startswith(("mcp.server", "mcp_asrama.server", "limits", "jwt"))}

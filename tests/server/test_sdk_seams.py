@@ -183,7 +183,7 @@ def test_quiet_uvicorn_leaves_the_signals_that_uvicorn_takes_in_capture_signals(
     assert signal.getsignal(signal.SIGINT) is before
 
 
-# --- uvicorn internals `mcp_asrama.serving` subclasses (see its docstring) --------------------------------------
+# --- uvicorn internals `mcp_asrama.runtime.serving` subclasses (see its docstring) ------------------------------------
 
 
 @pytest.mark.parametrize("protocol", [H11Protocol, HttpToolsProtocol])

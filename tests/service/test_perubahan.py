@@ -20,8 +20,8 @@ from sqlalchemy import event, insert, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from mcp_asrama import serving
 from mcp_asrama.config import ServiceSettings
+from mcp_asrama.runtime import serving
 from mcp_asrama.service.app import create_app
 from mcp_asrama.service.crud import perubahan as crud_perubahan
 from mcp_asrama.service.db import make_engine, make_sessionmaker

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_asrama.config import is_loopback
-from mcp_asrama.invocation import executable
+from mcp_asrama.runtime.invocation import executable
 
 TOKEN_PLACEHOLDER = "<isi dengan ASRAMA_SERVICE_TOKEN layanan data>"  # noqa: S105 - a placeholder
 # npm range of the bridge: the 0.15 line (in 0.x a minor release may break); scripts/mcp-remote.sh tests 0.15.1.

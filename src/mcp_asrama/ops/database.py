@@ -86,14 +86,14 @@ def cmd_service(args: argparse.Namespace) -> int:
             print("service: --upgrade only upgrades the database and exits: leave out --demo", file=sys.stderr)
             return 2
         return upgrade_only(args)
-    from mcp_asrama.launch import run_service
+    from mcp_asrama.runtime.launch import run_service
 
     return start_service(args, lambda settings: run_service(settings, demo=args.demo))
 
 
 def old_demo_note(db_url: str) -> None:
     """Say that the demo's file of an earlier version is left alone, and how to open it again."""
-    from mcp_asrama.invocation import shown
+    from mcp_asrama.runtime.invocation import shown
     from mcp_asrama.service.db import describe
 
     old = data_dir() / OLD_DEMO_DB
@@ -108,7 +108,7 @@ def old_demo_note(db_url: str) -> None:
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the data service on the default database (demo data added while it is empty) and the MCP server over
     HTTP beside it."""
-    from mcp_asrama.launch import run_demo
+    from mcp_asrama.runtime.launch import run_demo
     from mcp_asrama.server.settings import ServerSettings
 
     def run(service: ServiceSettings) -> None:

@@ -21,7 +21,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import Implementation
 
 from mcp_asrama import __version__
-from mcp_asrama.invocation import resolve
+from mcp_asrama.runtime.invocation import resolve
 
 
 def wire_json(message: SessionMessage) -> str:

@@ -6,15 +6,15 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mcp_asrama import logs
 from mcp_asrama.config import is_loopback
+from mcp_asrama.runtime import logs
+from mcp_asrama.runtime.stack import Stack
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.core import AsramaServer
 from mcp_asrama.server.guard.chain import HEALTH_PATHS
 from mcp_asrama.server.guard.limits_storage import MEMORY
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.server.transport import MCP_PATH, http_app, serve_stdio
-from mcp_asrama.stack import Stack
 
 if TYPE_CHECKING:
     import uvicorn
@@ -60,7 +60,7 @@ def name_resources_in_logs(server: AsramaServer) -> None:
 def http_server(server: AsramaServer, settings: ServerSettings, stack: Stack | None = None) -> "uvicorn.Server":
     """The Streamable HTTP app under uvicorn with the connection limits of `settings`, on the HTTP parser of
     `stack` (default: from the environment)."""
-    from mcp_asrama import serving
+    from mcp_asrama.runtime import serving
 
     name_resources_in_logs(server)
     app = http_app(server, settings)
@@ -86,7 +86,7 @@ def serve(settings: ServerSettings) -> None:
         name_resources_in_logs(server)
         anyio.run(serve_stdio, server, backend_options=stack.backend_options())
         return
-    from mcp_asrama import serving
+    from mcp_asrama.runtime import serving
 
     url = f"http://{settings.mcp_host}:{settings.mcp_port}{MCP_PATH}"
     serving.run(

@@ -3,7 +3,7 @@
 The SDK offers no public hook for these; each function says what it relies on and the version it was checked on
 (mcp 2.3.0, uvicorn 0.55.0), and `tests/server/test_sdk_seams.py` has a test per seam that fails when the SDK
 changes it. `mcp` is pinned to the minor version checked here (pyproject.toml): moving on means checking each seam
-again. (The data service's uvicorn protocols, subclassed in `mcp_asrama.serving`, are checked by the same tests.)
+again. (The data service's uvicorn protocols, subclassed in `runtime.serving`, are checked by the same tests.)
 """
 
 from collections.abc import Callable

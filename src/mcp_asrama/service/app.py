@@ -15,8 +15,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mcp_asrama import __version__
 from mcp_asrama.config import ServiceSettings
 from mcp_asrama.contract import DOMAINS, FEED_KINDS, FITUR, FITUR_HEADER
-from mcp_asrama.http_guard import HostOriginGate, HttpPolicy
-from mcp_asrama.logs import route_template
+from mcp_asrama.runtime.http_guard import HostOriginGate, HttpPolicy
+from mcp_asrama.runtime.logs import route_template
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import perubahan as crud_perubahan
 from mcp_asrama.service.db import analyse_if_needed, init_schema, make_engine, make_sessionmaker

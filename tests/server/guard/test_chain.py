@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp.server.request_state import RequestStateBoundary
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 
-from mcp_asrama.http_guard import HostOriginGate
+from mcp_asrama.runtime.http_guard import HostOriginGate
 from mcp_asrama.server import guard
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.core import AsramaServer

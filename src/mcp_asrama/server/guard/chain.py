@@ -18,7 +18,7 @@ from mcp.server.transport_security import RequestBodyLimitMiddleware
 from starlette.types import ASGIApp
 
 from mcp_asrama.config import is_loopback
-from mcp_asrama.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
+from mcp_asrama.runtime.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
 from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.core import AsramaServer, Needs
 from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes

@@ -37,8 +37,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from mcp_asrama.config import ConnectionLimits
-from mcp_asrama.logs import AccessLog
-from mcp_asrama.stack import Stack
+from mcp_asrama.runtime.logs import AccessLog
+from mcp_asrama.runtime.stack import Stack
 
 log = logging.getLogger(__name__)
 

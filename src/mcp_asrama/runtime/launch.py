@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
-from mcp_asrama import serving
 from mcp_asrama.config import TOKEN_FILE, ServiceSettings, data_dir
-from mcp_asrama.invocation import shown
+from mcp_asrama.runtime import serving
+from mcp_asrama.runtime.invocation import shown
+from mcp_asrama.runtime.stack import Stack
 from mcp_asrama.service.app import create_app
 from mcp_asrama.service.db import describe
 from mcp_asrama.service.demo import seed_demo
-from mcp_asrama.stack import Stack
 
 if TYPE_CHECKING:
     from mcp_asrama.server.settings import ServerSettings

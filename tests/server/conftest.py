@@ -12,7 +12,7 @@ from mcp import Client
 
 from mcp_asrama.config import ServiceSettings
 from mcp_asrama.server.app import build_server
-from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.asrama_server import AsramaServer
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.service.app import create_app
 from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows

@@ -17,7 +17,7 @@ from mcp_asrama.server.confirm_page import NO_BROWSER, Halaman
 from mcp_asrama.server.features.catat_absensi import CATAT
 from mcp_asrama.server.features.write import Konfirmasi
 from mcp_asrama.server.guard.access import SEMUA
-from mcp_asrama.server.guard.scoped import Terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader
 from mcp_asrama.server.guard.usulan import MemoryUsulan, Usulan, digest, new_secret
 from tests.e2e.conftest import free_port
 
@@ -75,7 +75,7 @@ async def pages() -> AsyncIterator[Pages]:
 
     service = make_http_client(f"http://127.0.0.1:{free_port()}", token=None, timeout=5)
     async with service as http, anyio.create_task_group() as tasks:
-        found = Pages(Halaman(book, Terbatas(AsramaClient(http), SEMUA), tasks, opener=browser), store)
+        found = Pages(Halaman(book, ScopedReader(AsramaClient(http), SEMUA), tasks, opener=browser), store)
         yield found
         await found.page.tutup()
         tasks.cancel_scope.cancel()

@@ -12,12 +12,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp_asrama import __version__
 from mcp_asrama.client import AsramaClient, make_http_client
 from mcp_asrama.server import discovery, features, listen_gate, live, views
+from mcp_asrama.server.asrama_server import AppState, AsramaServer
 from mcp_asrama.server.confirm_page import Halaman
-from mcp_asrama.server.core import AppState, AsramaServer
 from mcp_asrama.server.features.write import Konfirmasi
 from mcp_asrama.server.guard import chain, usulan
 from mcp_asrama.server.guard.access import SEMUA, Akses
-from mcp_asrama.server.guard.scoped import Terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader
 from mcp_asrama.server.response_mode import Shared
 from mcp_asrama.server.settings import ServerSettings
 
@@ -62,7 +62,7 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
                 background.start_soon(updates.follow, http)
             client = AsramaClient(http)
             if book.stdio and "halaman" in book.saluran:  # the browser page decides as the local operator
-                book.halaman = Halaman(book, Terbatas(client, local), background, next(iter(guard.auditors), None))
+                book.halaman = Halaman(book, ScopedReader(client, local), background, next(iter(guard.auditors), None))
             try:
                 yield AppState(
                     client=client,

@@ -49,7 +49,7 @@ from mcp_asrama.server.features.usulan_tools import NOT_FOUND, PESAN, WRONG_KEY,
 from mcp_asrama.server.features.write import Konfirmasi
 from mcp_asrama.server.guard.access import LOCAL_SUBJECT
 from mcp_asrama.server.guard.audit import WITHHELD, Auditor, Unrecorded
-from mcp_asrama.server.guard.scoped import Terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader
 from mcp_asrama.server.guard.usulan import Usulan, matches
 
 log = logging.getLogger(__name__)
@@ -134,7 +134,7 @@ class Halaman:
     def __init__(
         self,
         book: Konfirmasi,
-        reader: Terbatas,
+        reader: ScopedReader,
         tasks: TaskGroup,
         auditor: Auditor | None = None,
         opener: Callable[[str], bool] = lambda url: webbrowser.open(url, new=2),

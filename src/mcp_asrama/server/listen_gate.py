@@ -35,8 +35,8 @@ from mcp_types import INVALID_PARAMS, INVALID_REQUEST
 from mcp_asrama.client import AsramaError
 from mcp_asrama.contract.domains import DOMAINS
 from mcp_asrama.server.arguments import is_id, parse_tanggal
-from mcp_asrama.server.core import AsramaServer
-from mcp_asrama.server.guard.scoped import PAGE, Terbatas, terbatas
+from mcp_asrama.server.asrama_server import AsramaServer
+from mcp_asrama.server.guard.scoped import PAGE, ScopedReader, scoped_reader
 
 MAX_URIS = 50
 _PARAMETER = re.compile(r"\{(\w+)\}")
@@ -176,7 +176,7 @@ class Gate:
         plan = Plan.of(uris)
         for uri in plan.single + [days[0] for days in plan.days.values()]:
             await self._read(ctx, uri)
-        reader = terbatas(ctx)
+        reader = scoped_reader(ctx)
         for kind, members in plan.students.items():
             (first, _), rest = members[0], members[1:]
             await self._read(ctx, first)
@@ -192,7 +192,7 @@ class Gate:
             raise refusal(uri, str(exc)) from None
 
     @staticmethod
-    async def _visible(view: Terbatas, members: list[tuple[str, str]]) -> bool:
+    async def _visible(view: ScopedReader, members: list[tuple[str, str]]) -> bool:
         """Whether every member's student exists and is visible in `view`, refusing the first that is not; False
         when the service cannot look students up by id (then each is read)."""
         ids = list(dict.fromkeys(id_anak for _, id_anak in members))

@@ -59,7 +59,7 @@ from pydantic import BaseModel, ValidationError
 from mcp_asrama.client import AsramaClient, AsramaError, NotFound, feed
 from mcp_asrama.client.feed import Perubahan
 from mcp_asrama.server import sdk_seams
-from mcp_asrama.server.core import AsramaServer, state_of
+from mcp_asrama.server.asrama_server import AsramaServer, state_of
 from mcp_asrama.server.guard import ratelimit
 from mcp_asrama.server.guard.access import Akses
 from mcp_asrama.server.listen_gate import LISTS, PUBLISHED, SHOWN_IN, Gate, Plan, Slots, too_many_uris

@@ -12,7 +12,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 
-class Kemajuan:
+class UpstreamProgress:
     """The upstream requests of one MCP request; without a Context (or a progress token) nothing is sent."""
 
     def __init__(self, ctx: Context[Any, Any] | None = None) -> None:

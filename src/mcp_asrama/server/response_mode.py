@@ -24,7 +24,7 @@ from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
 from mcp_asrama.runtime.logs import ROUTINE
-from mcp_asrama.server.methods import NO_DATA_METHODS
+from mcp_asrama.server.method_kinds import NO_DATA_METHODS
 from mcp_asrama.server.routing_headers import MESSAGE
 
 T = TypeVar("T")

@@ -10,7 +10,7 @@ from mcp_asrama.config import is_loopback
 from mcp_asrama.runtime import logs
 from mcp_asrama.runtime.stack import Stack
 from mcp_asrama.server.app import build_server
-from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.asrama_server import AsramaServer
 from mcp_asrama.server.guard.chain import HEALTH_PATHS
 from mcp_asrama.server.guard.limits_storage import MEMORY
 from mcp_asrama.server.settings import ServerSettings

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.client import make_http_client
 from mcp_asrama.server import sdk_seams
-from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.asrama_server import AsramaServer
 from mcp_asrama.server.guard.chain import HEALTH_PATHS
 from mcp_asrama.server.response_mode import ResponseMode
 from mcp_asrama.server.settings import ServerSettings

@@ -20,7 +20,7 @@ from mcp_asrama.client import AsramaClient, make_http_client
 from mcp_asrama.server.features.kesehatan import rencana_kunjungan
 from mcp_asrama.server.features.kesehatan_rekap import KATEGORI_KESEHATAN
 from mcp_asrama.server.guard.access import Akses
-from mcp_asrama.server.guard.scoped import CLINIC_ONLY, Terbatas
+from mcp_asrama.server.guard.scoped import CLINIC_ONLY, ScopedReader
 from tests.conftest import service_client
 from tests.server.conftest import connect, server_for
 from tests.server.support import Recording, call_error, call_ok, leaky_upstream
@@ -204,7 +204,7 @@ async def test_a_visit_planned_again_for_anyone_but_the_clinic_is_refused_before
         "http://127.0.0.1:8000", token=None, timeout=5, transport=httpx2.ASGITransport(app=upstream)
     )
     async with http:
-        reader = Terbatas(AsramaClient(http), Akses.parse(scope))
+        reader = ScopedReader(AsramaClient(http), Akses.parse(scope))
         with pytest.raises(ToolError) as refused:
             await rencana_kunjungan(reader, "A001", date(2026, 10, 6), "pusing", "lainnya")
     assert str(refused.value) == CLINIC_ONLY and upstream.paths == []

@@ -12,7 +12,7 @@ from mcp.server.transport_security import RequestBodyLimitMiddleware
 from mcp_asrama.runtime.http_guard import HostOriginGate
 from mcp_asrama.server import guard
 from mcp_asrama.server.app import build_server
-from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.asrama_server import AsramaServer
 from mcp_asrama.server.guard.audit import Auditor
 from mcp_asrama.server.guard.confirm import Claimed, noted
 from mcp_asrama.server.response_mode import ResponseMode

@@ -15,7 +15,7 @@ import importlib.util
 from types import ModuleType
 
 from mcp_asrama.contract import DOMAINS as CONTRACT
-from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.asrama_server import AsramaServer
 from mcp_asrama.server.features import (
     absensi,
     anak,

@@ -14,13 +14,13 @@ from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi, JumlahStatus
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server import views
 from mcp_asrama.server.arguments import MAX_RANGE_DAYS, IdAnak, Kamar, Kelas, StatusAbsensi, Tanggal, parse_tanggal
-from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features import absensi_reads
 from mcp_asrama.server.features.absensi_reads import STATUSES, Hari
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools, totals
 from mcp_asrama.server.guard import audit
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 
 RINGKASAN = "absensi satu hari (absensi_harian), rekap absensi (rekap_absensi)"
 
@@ -64,7 +64,7 @@ def _per_status(hari: Hari) -> JumlahHarian:
 
 
 async def ringkas_absensi(
-    reader: Terbatas,
+    reader: ScopedReader,
     tanggal: date,
     kelas: str | None = None,
     kamar: str | None = None,
@@ -114,7 +114,7 @@ async def absensi_harian(
     untuk filter yang sama: setiap anak terdaftar dihitung, juga yang status anaknya izin, sakit atau pulang (tetap
     perlu dicatat). Filter opsional: kelas (mis. '7A'), kamar, dan status (mis. 'izin' untuk hanya yang izin,
     'belum_dicatat' untuk hanya yang belum dicatat). Untuk rentang tanggal gunakan rekap_absensi."""
-    return tool_result(await ringkas_absensi(terbatas(ctx), tanggal, kelas, kamar, status))
+    return tool_result(await ringkas_absensi(scoped_reader(ctx), tanggal, kelas, kamar, status))
 
 
 def _most_absent(per_anak: list[RekapAnak]) -> list[RekapAnak]:
@@ -136,7 +136,7 @@ async def rekap_absensi(
         raise ToolError("Argumen tidak valid: sampai harus sama dengan atau sesudah dari.")
     if (sampai - dari).days >= MAX_RANGE_DAYS:
         raise ToolError(f"Argumen tidak valid: rentang paling panjang {MAX_RANGE_DAYS} hari.")
-    reader = terbatas(ctx)
+    reader = scoped_reader(ctx)
     try:
         rekap = await absensi_reads.rekap(
             reader, dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, top=TOP_ABSENT
@@ -163,7 +163,7 @@ async def absensi_resource(tanggal: str, ctx: Context) -> str:
     day = parse_tanggal(tanggal)
     if day is None:
         raise ResourceNotFoundError("tanggal tidak valid: gunakan tanggal yang ada, format YYYY-MM-DD")
-    return json_text(await ringkas_absensi(terbatas(ctx), day))
+    return json_text(await ringkas_absensi(scoped_reader(ctx), day))
 
 
 def register(server: AsramaServer) -> None:

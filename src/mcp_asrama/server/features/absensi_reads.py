@@ -1,5 +1,5 @@
 """Attendance as the caller may see it: one day of every visible student of a filter, and the counts over a range
-(the day's rows of named students is the guard's `Terbatas.catatan_anak`, the subscription gate's check).
+(the day's rows of named students is the guard's `ScopedReader.catatan_anak`, the subscription gate's check).
 
 A day from a service without our `semua_anak` extension adds the `/anak` pages of the filter's students, to find
 who has no record; a range takes the service's own counts when one request covers the scope.
@@ -17,7 +17,7 @@ from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi, JumlahStatus
 from mcp_asrama.names import fold
 from mcp_asrama.server.features.anak_reads import everyone
 from mcp_asrama.server.features.records import summary_rows
-from mcp_asrama.server.guard.scoped import Terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader
 
 STATUSES = ("hadir", "izin", "sakit", "alpa")
 
@@ -31,7 +31,7 @@ class Hari:
     lengkap: bool
 
 
-async def absensi(reader: Terbatas, tanggal: date, kelas: str | None, kamar: str | None) -> Hari:
+async def absensi(reader: ScopedReader, tanggal: date, kelas: str | None, kamar: str | None) -> Hari:
     """One day's visible rows matching kelas/kamar, each student once: the records, and every visible student
     of the filter without one as `belum_dicatat` — from our service in the same request (`semua_anak`), else
     listed through `/anak`. When a service cannot list them, only the records (`lengkap` false)."""
@@ -56,7 +56,7 @@ async def absensi(reader: Terbatas, tanggal: date, kelas: str | None, kamar: str
 
 
 async def _unrecorded(
-    reader: Terbatas, records: list[CatatanAbsensi], kelas: Values, kamar: Values
+    reader: ScopedReader, records: list[CatatanAbsensi], kelas: Values, kamar: Values
 ) -> list[CatatanAbsensi] | None:
     """The students of one upstream filter without a row in `records`, listed through `/anak`; None when the
     service cannot list them all."""
@@ -74,7 +74,7 @@ async def _unrecorded(
     ]
 
 
-def _require(reader: Terbatas, records: list[CatatanAbsensi], *, kelas: bool, kamar: bool) -> None:
+def _require(reader: ScopedReader, records: list[CatatanAbsensi], *, kelas: bool, kamar: bool) -> None:
     """Rows must say which class and room they belong to whenever we must filter or scope on them."""
     semua = reader.akses.semua
     needed = [name for name, wanted in (("kelas", kelas), ("kamar", kamar)) if wanted or not semua]
@@ -95,7 +95,7 @@ def _matches(value: str | None, wanted: str | None) -> bool:
 
 
 async def rekap(
-    reader: Terbatas,
+    reader: ScopedReader,
     dari: date,
     sampai: date,
     *,

@@ -11,10 +11,10 @@ from mcp_asrama.client import NotFound
 from mcp_asrama.client.models import Anak, AnakRingkas
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Limit, Nama, Offset, StatusAnak, is_id
-from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features import anak_reads
 from mcp_asrama.server.features.common import BAD_ID, JSON, NO_ACCESS, READ_ONLY, Result, add_tools
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 
 RINGKASAN = "cari anak (cari_anak), detail satu anak (detail_anak)"
 
@@ -45,7 +45,7 @@ async def cari_anak(
     (aktif, izin, sakit, pulang). Semua filter opsional dan digabung (DAN). Hasil: total yang cocok dan satu halaman
     anak (id, nama, kelas, kamar, status, nama_wali); bila ada next_offset, panggil lagi dengan offset=next_offset
     untuk halaman berikutnya. Gunakan id dari hasil ini untuk detail_anak."""
-    reader = terbatas(ctx)
+    reader = scoped_reader(ctx)
     total, page = await anak_reads.cari_anak(
         reader, nama=nama, kelas=kelas, kamar=kamar, status=status, limit=limit, offset=offset
     )
@@ -70,7 +70,7 @@ async def cari_anak(
     )
 
 
-async def satu_anak(reader: Terbatas, id_anak: str) -> Anak:
+async def satu_anak(reader: ScopedReader, id_anak: str) -> Anak:
     """One student this principal may see, or the tool error that says how to find the right id."""
     try:
         return await anak_reads.detail_anak(reader, id_anak)
@@ -84,7 +84,7 @@ async def satu_anak(reader: Terbatas, id_anak: str) -> Anak:
 async def detail_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResult, DetailAnak]:
     """Detail satu anak asrama berdasarkan id (mis. 'A001'): nama, kelas, kamar, status, jenis kelamin dan nama
     wali. Belum tahu id-nya? Cari dulu dengan cari_anak."""
-    anak = await satu_anak(terbatas(ctx), id_anak)
+    anak = await satu_anak(scoped_reader(ctx), id_anak)
     return tool_result(DetailAnak.model_validate(anak.model_dump()))
 
 
@@ -93,7 +93,7 @@ async def anak_resource(id_anak: str, ctx: Context) -> str:
     if not is_id(id_anak):
         raise ResourceNotFoundError(BAD_ID)
     try:
-        found = await anak_reads.detail_anak(terbatas(ctx), id_anak)
+        found = await anak_reads.detail_anak(scoped_reader(ctx), id_anak)
     except NotFound:
         message = f"Anak dengan id '{id_anak}' tidak ditemukan; cari id-nya dengan cari_anak"
         raise ResourceNotFoundError(message) from None

@@ -16,14 +16,14 @@ from mcp_asrama.client import NoMultiFilter
 from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import Anak
 from mcp_asrama.server.guard.scope_units import Unit, gather, overlap
-from mcp_asrama.server.guard.scoped import MAX_SCOPED_ROWS, PAGE, Terbatas
+from mcp_asrama.server.guard.scoped import MAX_SCOPED_ROWS, PAGE, ScopedReader
 from mcp_asrama.server.progress import pages_left
 
 TOO_MANY = "Terlalu banyak anak yang cocok untuk didaftar; persempit dengan nama, kelas atau kamar."
 
 
 async def cari_anak(
-    reader: Terbatas,
+    reader: ScopedReader,
     *,
     nama: str | None,
     kelas: str | None,
@@ -49,7 +49,7 @@ async def cari_anak(
 class _Search:
     """One scoped search: its name and status filters and its page, over the sides of the scope."""
 
-    reader: Terbatas
+    reader: ScopedReader
     nama: str | None
     status: str | None
     limit: int
@@ -68,11 +68,11 @@ class _Search:
                 return page.total, page.data
         elif units:
             overlaps = [o for room in rooms for klass in classes if (o := overlap(room, klass)) is not None]
-            reader.kemajuan.expect(len(units) + len(overlaps))
+            reader.progress.expect(len(units) + len(overlaps))
             heads = [self._head(u, offset + limit) for u in units]
             counted = [self._head(u, 1) for u in overlaps]  # only their totals count
             found = await gather([*heads, *counted])
-            await reader.kemajuan.done()
+            await reader.progress.done()
             if all(h is not None for h in found):
                 pages = [h for h in found if h is not None]
                 merged = {a.id: a for _, rows in pages[: len(units)] for a in rows}
@@ -93,7 +93,7 @@ class _Search:
         async def head() -> tuple[int, list[Anak]] | None:
             found: dict[str, Anak] = {}
             while True:
-                await reader.kemajuan.step()
+                await reader.progress.step()
                 page = await reader.client.cari_anak(
                     nama=self.nama,
                     kelas=unit[0],
@@ -103,7 +103,7 @@ class _Search:
                     offset=len(found),
                 )
                 if not found:
-                    reader.kemajuan.expect(pages_left(min(page.total, rows), len(page.data), PAGE))
+                    reader.progress.expect(pages_left(min(page.total, rows), len(page.data), PAGE))
                 fresh = {a.id: a for a in page.data if a.id not in found}
                 if len(fresh) < len(page.data):
                     return None
@@ -116,30 +116,30 @@ class _Search:
     async def _gathered(self, units: list[Unit]) -> tuple[int, list[Anak]]:
         """The fallback: every match of each unit, filtered on the rows themselves."""
         merged: dict[str, Anak] = {}
-        self.reader.kemajuan.expect(len(units))
+        self.reader.progress.expect(len(units))
         for unit_kelas, unit_kamar in units:
             matches = await everyone(self.reader, self.nama, unit_kelas, unit_kamar, self.status)
             if matches is None:
                 raise ToolError(TOO_MANY)
             merged.update((a.id, a) for a in self.reader.visible_rows(matches))
-        await self.reader.kemajuan.done()
+        await self.reader.progress.done()
         ordered = sorted(merged.values(), key=lambda a: (a.nama, a.id))
         return len(ordered), ordered[self.offset : self.offset + self.limit]
 
 
 async def everyone(
-    reader: Terbatas, nama: str | None, kelas: Values, kamar: Values, status: str | None
+    reader: ScopedReader, nama: str | None, kelas: Values, kamar: Values, status: str | None
 ) -> list[Anak] | None:
     """Every match of one upstream filter, page by page; None when the service cannot give them all: more than
     `MAX_SCOPED_ROWS`, or pages that do not add up to its total (a tutorial-contract service ignores `offset`)."""
     found: dict[str, Anak] = {}
     while True:
-        await reader.kemajuan.step()
+        await reader.progress.step()
         page = await reader.client.cari_anak(
             nama=nama, kelas=kelas, kamar=kamar, status=status, limit=PAGE, offset=len(found)
         )
         if not found:
-            reader.kemajuan.expect(pages_left(min(page.total, MAX_SCOPED_ROWS), len(page.data), PAGE))
+            reader.progress.expect(pages_left(min(page.total, MAX_SCOPED_ROWS), len(page.data), PAGE))
         fresh = {a.id: a for a in page.data if a.id not in found}
         if len(fresh) < len(page.data):
             return None  # a row repeated: the pages overlap
@@ -150,6 +150,6 @@ async def everyone(
             return None
 
 
-async def detail_anak(reader: Terbatas, id_anak: str) -> Anak:
+async def detail_anak(reader: ScopedReader, id_anak: str) -> Anak:
     """One student, or `OutOfReach` (a NotFound) when outside the scope."""
     return reader.reveal(await reader.client.detail_anak(id_anak))

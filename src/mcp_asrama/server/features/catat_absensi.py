@@ -19,12 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi
 from mcp_asrama.contract.absensi import EntriAbsensi as Entri
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, Status, StatusCatat, Tanggal
-from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.asrama_server import AsramaServer
 from mcp_asrama.server.features import absensi_reads
 from mcp_asrama.server.features.common import NO_ACCESS, add_tools
 from mcp_asrama.server.features.izin import cari_izin
 from mcp_asrama.server.features.write import Ditulis, HasilTulis, Penulisan, Pertanyaan, Tulis
-from mcp_asrama.server.guard.scoped import Terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader
 from mcp_asrama.server.views import KONFIRMASI, link
 
 RINGKASAN_TULIS = "catat absensi (catat_absensi)"
@@ -118,7 +118,7 @@ YangLain = Annotated[
 
 
 async def rencana(
-    reader: Terbatas,
+    reader: ScopedReader,
     tanggal: Tanggal,
     entri: Annotated[list[EntriAbsensi], Field(max_length=MAX_ROWS)],
     kamar: Kamar = None,

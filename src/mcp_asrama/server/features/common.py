@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict
 from mcp_asrama.client.models import Anak
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.arguments import MAX_RANGE_DAYS, is_id
-from mcp_asrama.server.core import AsramaServer, Needs
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.asrama_server import AsramaServer, Needs
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 
 BAD_ID = "id anak tidak valid: 1–64 huruf, angka, '-', '_' atau '.'"
 NO_ACCESS = "Token Anda tidak memberi akses ke data anak mana pun; minta admin memeriksa wewenang Anda."
@@ -98,7 +98,7 @@ def not_future(tanggal: date) -> None:
 
 
 def student_resource(
-    name: str, read: Callable[[Terbatas, str], Awaitable[BaseModel]], description: str
+    name: str, read: Callable[[ScopedReader, str], Awaitable[BaseModel]], description: str
 ) -> Callable[[str, Context], Awaitable[str]]:
     """The resource `asrama://anak/{id_anak}/<name>`: `read(reader, id_anak)` as JSON, its tool error (a student
     not visible, a service without the domain) the resource's not-found; `description` its docstring."""
@@ -107,7 +107,7 @@ def student_resource(
         if not is_id(id_anak):
             raise ResourceNotFoundError(BAD_ID)
         try:
-            return json_text(await read(terbatas(ctx), id_anak))
+            return json_text(await read(scoped_reader(ctx), id_anak))
         except ToolError as exc:
             raise ResourceNotFoundError(str(exc)) from None
 

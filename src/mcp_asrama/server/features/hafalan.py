@@ -34,7 +34,7 @@ from mcp_asrama.server.arguments import (
     SurahArg,
     Tanggal,
 )
-from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import (
     CREATES,
@@ -52,7 +52,7 @@ from mcp_asrama.server.features.record_write import RencanaCatatan, hasil_catat,
 from mcp_asrama.server.features.records import RECORD_PAGE, Page, records, summary_rows
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 
 RINGKASAN = "hafalan Al-Qur'an (hafalan_anak, progres_hafalan)"
 RINGKASAN_TULIS = "setoran hafalan (catat_setoran_hafalan)"
@@ -102,7 +102,7 @@ def _row(s: Setoran) -> DataSetoran:
     return row_of(DataSetoran, s, "id_setoran")
 
 
-async def _progres(reader: Terbatas, *, kelas: str | None, kamar: str | None, limit: int) -> ProgresHafalan:
+async def _progres(reader: ScopedReader, *, kelas: str | None, kamar: str | None, limit: int) -> ProgresHafalan:
     """Memorisation progress of the visible students of the filters, most ayat first: the count and averages of all,
     the rows of (at least) the first `limit`. When the service's one answer covers the scope, it sends only those
     rows; otherwise every unit's students are merged."""
@@ -122,7 +122,7 @@ async def _progres(reader: Terbatas, *, kelas: str | None, kamar: str | None, li
     return ProgresHafalan(jumlah_anak=n, rata_rata=rata, data=rows)
 
 
-async def ringkas_hafalan(reader: Terbatas, id_anak: str) -> HasilHafalanAnak:
+async def ringkas_hafalan(reader: ScopedReader, id_anak: str) -> HasilHafalanAnak:
     """One visible student's progress and latest deposits."""
     anak = await satu_anak(reader, id_anak)
 
@@ -145,7 +145,7 @@ async def hafalan_anak(ctx: Context, id_anak: IdAnak) -> Annotated[CallToolResul
     """Hafalan Al-Qur'an satu anak: ayat dan juz yang sudah dihafal (ziyadah), laju ayat per pekan (28 hari
     terakhir), setoran terakhir, lalu 10 setoran terbaru (surah, ayat, juz, nilai). Belum tahu id-nya? Cari dulu
     dengan cari_anak."""
-    return tool_result(await ringkas_hafalan(terbatas(ctx), id_anak))
+    return tool_result(await ringkas_hafalan(scoped_reader(ctx), id_anak))
 
 
 async def progres_hafalan(
@@ -154,7 +154,7 @@ async def progres_hafalan(
     """Progres hafalan Al-Qur'an per kelas atau kamar: jumlah anak dan rata-rata ayat/juz, lalu setiap anak (ayat,
     juz, ayat per pekan, setoran terakhir), yang hafalannya terbanyak dulu; anak tanpa setoran ikut (ayat 0).
     Filter opsional: kelas (mis. '7A'), kamar."""
-    reader = terbatas(ctx)
+    reader = scoped_reader(ctx)
     try:
         progres = await _progres(reader, kelas=kelas, kamar=kamar, limit=PROGRES_ROWS)
     except NotFound:
@@ -195,7 +195,7 @@ Penguji = Annotated[Nama200, Field(description="Nama penguji (opsional; disimpan
 
 
 async def rencana_setoran(
-    reader: Terbatas,
+    reader: ScopedReader,
     id_anak: IdAnak,
     tanggal: Tanggal,
     jenis: JenisSetoran,

@@ -23,12 +23,12 @@ from mcp_asrama.client.models import BELUM_DICATAT, Anak, DaftarIzin, Izin
 from mcp_asrama.contract.izin import AbsensiLama, IzinIn
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count
 from mcp_asrama.server.arguments import Alasan, IdAnak, IdIzin, JenisIzin, Kamar, Kelas, Tanggal
-from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import NO_ACCESS, READ_ONLY, Result, add_tools
 from mcp_asrama.server.features.write import Ditulis, HasilTulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard.scope_units import gather
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 from mcp_asrama.server.views import KONFIRMASI, link
 
 RINGKASAN = "izin (daftar_izin)"
@@ -72,7 +72,7 @@ class HasilIzin(HasilTulis):
 
 
 async def cari_izin(
-    reader: Terbatas, *, aktif: bool | None, kelas: str | None, kamar: str | None, tanggal: date | None = None
+    reader: ScopedReader, *, aktif: bool | None, kelas: str | None, kamar: str | None, tanggal: date | None = None
 ) -> tuple[list[Izin], bool]:
     """The visible izin of the filters, latest first, and whether that is all of them (each upstream request
     gives at most `IZIN_PAGE`)."""
@@ -99,7 +99,7 @@ async def daftar_izin(
     """Daftar izin anak (pulang, sakit, keperluan), terbaru dulu: id izin, anak, tanggal dari–sampai, jenis,
     tanggal_kembali dan apakah berjalan hari ini. Filter opsional: aktif=true untuk yang sedang berjalan, kelas,
     kamar. Id izin dipakai untuk akhiri_izin."""
-    reader = terbatas(ctx)
+    reader = scoped_reader(ctx)
     found, complete = await cari_izin(reader, aktif=aktif, kelas=kelas, kamar=kamar)
     rows = [_data(i) for i in found]
     shown = fitting_count(rows, RESULT_BUDGET)
@@ -138,15 +138,15 @@ def _days(dari: date, sampai: date) -> list[date]:
     return [dari + timedelta(days=n) for n in range((sampai - dari).days + 1)]
 
 
-async def _absensi(reader: Terbatas, id_anak: str, dari: date, sampai: date) -> tuple[HariAbsensi, ...]:
+async def _absensi(reader: ScopedReader, id_anak: str, dari: date, sampai: date) -> tuple[HariAbsensi, ...]:
     """The student's record of each day (at most 30): one request per day, concurrently, each a step of progress
     (the service reads attendance one day at a time; the student's visibility is already checked)."""
     days = _days(dari, sampai)
-    reader.kemajuan.expect(len(days))
+    reader.progress.expect(len(days))
 
     def read(day: date) -> Callable[[], Awaitable[HariAbsensi]]:
         async def one() -> HariAbsensi:
-            await reader.kemajuan.step()
+            await reader.progress.step()
             rows = (await reader.client.absensi(day, ids=[id_anak])).data
             found = next((r for r in rows if r.id_anak == id_anak and r.status != BELUM_DICATAT), None)
             return HariAbsensi(day, found.status, found.keterangan) if found else HariAbsensi(day, None, None)
@@ -154,7 +154,7 @@ async def _absensi(reader: Terbatas, id_anak: str, dari: date, sampai: date) -> 
         return one
 
     found = await gather([read(day) for day in days])
-    await reader.kemajuan.done()
+    await reader.progress.done()
     return tuple(found)
 
 
@@ -164,7 +164,7 @@ def _last_day(izin: Izin) -> date:
 
 
 async def rencana_izin(
-    reader: Terbatas, id_anak: IdAnak, dari: Tanggal, sampai: Tanggal, jenis: JenisIzin, alasan: Alasan
+    reader: ScopedReader, id_anak: IdAnak, dari: Tanggal, sampai: Tanggal, jenis: JenisIzin, alasan: Alasan
 ) -> RencanaIzin:
     """The leave, checked against the student (visible to the caller) and the student's other izin."""
     if sampai < dari:
@@ -267,7 +267,7 @@ class RencanaAkhir:
 Kembali = Annotated[Tanggal, Field(description="Tanggal anak kembali (YYYY-MM-DD), paling lambat hari ini")]
 
 
-async def rencana_akhir(reader: Terbatas, id_izin: IdIzin, tanggal_kembali: Kembali) -> RencanaAkhir:
+async def rencana_akhir(reader: ScopedReader, id_izin: IdIzin, tanggal_kembali: Kembali) -> RencanaAkhir:
     """The running izin to end, visible to the caller, and a return date it allows."""
     try:
         izin = reader.reveal(await reader.client.izin(id_izin))

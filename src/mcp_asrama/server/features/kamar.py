@@ -8,9 +8,9 @@ from pydantic import Field
 
 from mcp_asrama.client.models import Kamar as DataKamar
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
-from mcp_asrama.server.core import AsramaServer, resource_context, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, resource_context, tool_result
 from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 
 RINGKASAN = "daftar kamar (daftar_kamar)"
 
@@ -23,7 +23,7 @@ class HasilDaftarKamar(Result):
     catatan: str | None = None
 
 
-async def visible_rooms(reader: Terbatas) -> list[DataKamar]:
+async def visible_rooms(reader: ScopedReader) -> list[DataKamar]:
     """The rooms whose occupancy and musyrif this principal may see."""
     if reader.akses.kosong:
         return []
@@ -33,7 +33,7 @@ async def visible_rooms(reader: Terbatas) -> list[DataKamar]:
 
 async def daftar_kamar(ctx: Context) -> Annotated[CallToolResult, HasilDaftarKamar]:
     """Daftar semua kamar asrama: gedung (Putra/Putri), kapasitas, jumlah terisi dan musyrif (pembina kamar)."""
-    return tool_result(ringkas_kamar(await visible_rooms(terbatas(ctx))))
+    return tool_result(ringkas_kamar(await visible_rooms(scoped_reader(ctx))))
 
 
 def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
@@ -50,7 +50,7 @@ def ringkas_kamar(rooms: list[DataKamar]) -> HasilDaftarKamar:
 
 async def kamar_resource() -> str:
     """Semua kamar asrama: gedung, kapasitas, jumlah terisi dan musyrif."""
-    return json_text(ringkas_kamar(await visible_rooms(terbatas(resource_context()))))
+    return json_text(ringkas_kamar(await visible_rooms(scoped_reader(resource_context()))))
 
 
 def register(server: AsramaServer) -> None:

@@ -24,7 +24,7 @@ from mcp_asrama.client import NotFound
 from mcp_asrama.client.models import KunjunganKlinik
 from mcp_asrama.contract.kesehatan import KunjunganIn
 from mcp_asrama.server.arguments import IdAnak, KategoriKesehatan, Nama200, Tanggal, Teks, TeksKlinik
-from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import (
     CREATES,
@@ -40,7 +40,7 @@ from mcp_asrama.server.features.kesehatan_rekap import UNSUPPORTED, kunjungan, r
 from mcp_asrama.server.features.record_write import RencanaCatatan, hasil_catat
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 from mcp_asrama.server.views import KONFIRMASI, link
 
 RINGKASAN = "kesehatan (rekap_kesehatan: hanya jumlah; kesehatan_anak: rincian hanya untuk petugas klinik)"
@@ -82,7 +82,7 @@ async def kesehatan_anak(
     """Riwayat kunjungan klinik satu anak (KHUSUS petugas klinik, wewenang peran:kesehatan): jumlah per kategori,
     lalu setiap kunjungan terbaru dulu dengan keluhan, tindakan, obat, rujukan dan petugas. Rentang opsional
     dari/sampai (YYYY-MM-DD). Selain petugas klinik: gunakan rekap_kesehatan (hanya jumlah)."""
-    reader = terbatas(ctx)
+    reader = scoped_reader(ctx)
     reader.clinic_only()  # listed to everyone (its description names who may use it), answered to the clinic
     check_range(dari, sampai)
     anak = await satu_anak(reader, id_anak)
@@ -113,7 +113,7 @@ class RencanaKunjungan(RencanaCatatan):
 
 
 async def rencana_kunjungan(
-    reader: Terbatas,
+    reader: ScopedReader,
     id_anak: IdAnak,
     tanggal: Tanggal,
     keluhan: Annotated[Teks, Field(min_length=1, description="Keluhan anak, mis. 'demam sejak semalam'")],

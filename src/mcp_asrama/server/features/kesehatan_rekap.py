@@ -34,12 +34,12 @@ from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import KategoriKesehatan, RekapKesehatan
 from mcp_asrama.names import fold
 from mcp_asrama.server.arguments import Kamar, Kelas, Tanggal
-from mcp_asrama.server.core import state_of, tool_result
+from mcp_asrama.server.asrama_server import state_of, tool_result
 from mcp_asrama.server.features import anak_reads
 from mcp_asrama.server.features.common import NO_ACCESS, Result, check_range
 from mcp_asrama.server.features.records import RECORD_PAGE, Page, records
 from mcp_asrama.server.guard import audit
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 
 SMALL_COUNT = 5
 HIDDEN: Literal["disembunyikan"] = "disembunyikan"
@@ -115,7 +115,7 @@ def hidden_classes(sizes: Mapping[str, int], minimum: int) -> set[str]:
     return hidden
 
 
-def _group(reader: Terbatas, kelas: str | None, kamar: str | None) -> str | None:
+def _group(reader: ScopedReader, kelas: str | None, kamar: str | None) -> str | None:
     """The one class counted (None: the whole school); a ToolError saying what may be asked otherwise."""
     akses = reader.akses
     if kamar is not None:
@@ -139,7 +139,7 @@ def _ask(why: str) -> str:
 
 
 async def _checked(
-    reader: Terbatas, ctx: Context, dari: date, sampai: date, kelas: str | None, kamar: str | None
+    reader: ScopedReader, ctx: Context, dari: date, sampai: date, kelas: str | None, kamar: str | None
 ) -> str | None:
     """The class (None: the school) a non-clinic caller may be given counts for, or a ToolError saying what may be
     asked."""
@@ -175,7 +175,7 @@ async def _checked(
 
 
 async def kunjungan(
-    reader: Terbatas,
+    reader: ScopedReader,
     *,
     klinik: bool,
     id_anak: str | None,
@@ -203,7 +203,9 @@ async def kunjungan(
     return await records(reader, fetch, kelas, kamar, one_student=id_anak is not None)
 
 
-async def _rekap(reader: Terbatas, dari: date, sampai: date, *, kelas: str | None, kamar: str | None) -> RekapKesehatan:
+async def _rekap(
+    reader: ScopedReader, dari: date, sampai: date, *, kelas: str | None, kamar: str | None
+) -> RekapKesehatan:
     """Visits and distinct students per category over a range, for the visible students (counts only)."""
 
     def fetch(k: Values, m: Values) -> Awaitable[RekapKesehatan]:
@@ -239,7 +241,7 @@ async def rekap_kesehatan(
     balik tampil "disembunyikan": jangan menebak angkanya. Petugas klinik: rentang bebas (YYYY-MM-DD, paling
     panjang 366 hari), filter opsional kelas dan kamar."""
     check_range(dari, sampai)
-    reader = terbatas(ctx)
+    reader = scoped_reader(ctx)
     clinic = reader.akses.klinik
     if clinic:
         k, m, name = kelas, kamar, " ".join(f"{a} {b}" for a, b in (("kelas", kelas), ("kamar", kamar)) if b)

@@ -12,9 +12,9 @@ from pydantic import Field
 
 from mcp_asrama.client import NotFound
 from mcp_asrama.server.arguments import is_id, parse_tanggal
-from mcp_asrama.server.core import AsramaServer
+from mcp_asrama.server.asrama_server import AsramaServer
 from mcp_asrama.server.features import anak_reads
-from mcp_asrama.server.guard.scoped import terbatas
+from mcp_asrama.server.guard.scoped import scoped_reader
 
 
 def _text(name: str, value: str, limit: int = 100) -> str:
@@ -38,7 +38,7 @@ OUT_OF_SCOPE = "Di luar wewenang Anda: token Anda tidak memberi akses ke {what} 
 def _allow(ctx: Context[Any, Any], what: str, **unit: Any) -> None:
     """Refuse a report on a room or class the principal may not see, as the guard's policy says (the template
     itself holds no data)."""
-    if not terbatas(ctx).may_report(**unit):
+    if not scoped_reader(ctx).may_report(**unit):
         raise MCPError(code=INVALID_PARAMS, message=OUT_OF_SCOPE.format(what=what))
 
 
@@ -123,7 +123,7 @@ async def laporan_bulanan_wali(
     if not is_id(ident):
         raise MCPError(code=INVALID_PARAMS, message="id_anak harus 1–64 huruf, angka, '-', '_' atau '.'")
     awal, akhir = _bulan(bulan)
-    reader = terbatas(ctx)
+    reader = scoped_reader(ctx)
     try:
         await anak_reads.detail_anak(reader, ident)
     except NotFound:

@@ -26,7 +26,7 @@ from mcp_asrama.client.models import (
 )
 from mcp_asrama.contract.pelanggaran import DaftarPelanggaran, PelanggaranIn
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, KodeJenis, Poin, Tanggal
-from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import (
     CREATES,
@@ -47,7 +47,7 @@ from mcp_asrama.server.features.record_write import RencanaCatatan, hasil_catat,
 from mcp_asrama.server.features.records import dated_records, rekap_rows
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 from mcp_asrama.server.views import KONFIRMASI, link
 
 RINGKASAN = "pelanggaran (pelanggaran_anak, rekap_pelanggaran)"
@@ -108,7 +108,7 @@ def _row(p: Pelanggaran) -> DataPelanggaran:
 
 
 async def ringkas_pelanggaran(
-    reader: Terbatas, id_anak: str, dari: date | None = None, sampai: date | None = None
+    reader: ScopedReader, id_anak: str, dari: date | None = None, sampai: date | None = None
 ) -> HasilPelanggaranAnak:
     """One student's violations (the student visible to the caller's view of violations), aggregates first."""
     view = reader.pelanggaran_view()
@@ -124,7 +124,9 @@ async def ringkas_pelanggaran(
     )
 
 
-async def _rekap(view: Terbatas, dari: date, sampai: date, *, kelas: str | None, kamar: str | None) -> RekapPelanggaran:
+async def _rekap(
+    view: ScopedReader, dari: date, sampai: date, *, kelas: str | None, kamar: str | None
+) -> RekapPelanggaran:
     """Violations over a range for the visible students (`view` from `pelanggaran_view()`), most points first."""
     whole, merged = await rekap_rows(
         view, "pelanggaran", RekapPelanggaran, UNSUPPORTED, dari, sampai, kelas=kelas, kamar=kamar
@@ -145,7 +147,7 @@ async def pelanggaran_anak(
     setiap pelanggaran terbaru dulu (tanggal, jenis, poin). Rentang opsional dari/sampai (YYYY-MM-DD, paling
     panjang 366 hari); tanpa rentang: semua. Belum tahu id-nya? Cari dulu dengan cari_anak."""
     check_range(dari, sampai)
-    return tool_result(await ringkas_pelanggaran(terbatas(ctx), id_anak, dari, sampai))
+    return tool_result(await ringkas_pelanggaran(scoped_reader(ctx), id_anak, dari, sampai))
 
 
 async def rekap_pelanggaran(
@@ -155,7 +157,7 @@ async def rekap_pelanggaran(
     yang melanggar, jumlah per kategori (ringan, sedang, berat) dan total poin, lalu 10 anak dengan poin terbanyak.
     Filter opsional: kelas, kamar. Untuk rincian satu anak gunakan pelanggaran_anak."""
     check_range(dari, sampai)
-    view = terbatas(ctx).pelanggaran_view()
+    view = scoped_reader(ctx).pelanggaran_view()
     rekap = await _rekap(view, dari, sampai, kelas=kelas, kamar=kamar)
     top = sorted(rekap.per_anak, key=lambda r: (-r.poin, -r.jumlah))[:TOP]
     audit.disclose_aggregate(rekap.jumlah_anak, (r.id_anak for r in rekap.per_anak))
@@ -178,7 +180,7 @@ class RencanaPelanggaran(RencanaCatatan):
 
 
 async def rencana_pelanggaran(
-    reader: Terbatas,
+    reader: ScopedReader,
     id_anak: IdAnak,
     tanggal: Tanggal,
     jenis: KodeJenis,

@@ -30,7 +30,7 @@ from mcp_asrama.contract.prestasi import (
     TingkatPrestasi,
 )
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, Tanggal
-from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features import common
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import CREATES, JSON, NO_ACCESS, READ_ONLY, HasilAnak, Result, add_tools
@@ -38,7 +38,7 @@ from mcp_asrama.server.features.record_write import RencanaCatatan, created, has
 from mcp_asrama.server.features.records import dated_records, rekap_rows
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
 from mcp_asrama.server.guard import audit
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 from mcp_asrama.server.views import KONFIRMASI, link
 
 RINGKASAN = "prestasi (prestasi_anak, rekap_prestasi)"
@@ -96,7 +96,7 @@ def _per(values: tuple[str, ...], found: list[str]) -> dict[str, int]:
 
 
 async def ringkas_prestasi(
-    reader: Terbatas, id_anak: str, dari: date | None = None, sampai: date | None = None
+    reader: ScopedReader, id_anak: str, dari: date | None = None, sampai: date | None = None
 ) -> HasilPrestasiAnak:
     """One visible student's achievements, counts first."""
     anak = await satu_anak(reader, id_anak)
@@ -140,7 +140,7 @@ async def prestasi_anak(
     keterangan). Rentang opsional dari/sampai (YYYY-MM-DD, paling panjang 366 hari); tanpa rentang: semua. Belum
     tahu id-nya? Cari dulu dengan cari_anak."""
     common.check_range(dari, sampai)
-    return tool_result(await ringkas_prestasi(terbatas(ctx), id_anak, dari, sampai))
+    return tool_result(await ringkas_prestasi(scoped_reader(ctx), id_anak, dari, sampai))
 
 
 async def rekap_prestasi(
@@ -150,7 +150,7 @@ async def rekap_prestasi(
     berprestasi, jumlah per tingkat dan per bidang, lalu 10 anak dengan prestasi tingkat tertinggi. Filter
     opsional: kelas, kamar. Untuk rincian satu anak gunakan prestasi_anak."""
     common.check_range(dari, sampai)
-    reader = terbatas(ctx)
+    reader = scoped_reader(ctx)
     rekap, _ = await rekap_rows(
         reader, "prestasi", RekapPrestasi, UNSUPPORTED, dari, sampai, kelas=kelas, kamar=kamar, merge=False
     )
@@ -184,7 +184,7 @@ class RencanaPrestasi(RencanaCatatan):
 
 
 async def rencana_prestasi(
-    reader: Terbatas, id_anak: IdAnak, tanggal: Tanggal, bidang: Bidang, tingkat: Tingkat, keterangan: Uraian = None
+    reader: ScopedReader, id_anak: IdAnak, tanggal: Tanggal, bidang: Bidang, tingkat: Tingkat, keterangan: Uraian = None
 ) -> RencanaPrestasi:
     """The achievement, of a student in the caller's room/class scope, on a day that has come."""
     common.not_future(tanggal)

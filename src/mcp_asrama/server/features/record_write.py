@@ -14,13 +14,13 @@ from mcp_asrama.contract.types import Rekaman, Strict
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import NO_ACCESS
 from mcp_asrama.server.features.write import Ditulis, HasilTulis, Tulis
-from mcp_asrama.server.guard.scoped import Terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader
 
 Body = TypeVar("Body", bound=Strict)
 Made = TypeVar("Made", bound=Rekaman)
 
 
-async def writable_student(reader: Terbatas, id_anak: str) -> Anak:
+async def writable_student(reader: ScopedReader, id_anak: str) -> Anak:
     """The student a record may be written for: one in the caller's room/class scope (a role alone writes for
     nobody), or the tool error that says why not."""
     if reader.akses.kosong:

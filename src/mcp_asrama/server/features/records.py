@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from mcp_asrama.client import NotFound
 from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import Anak
-from mcp_asrama.server.guard.scoped import MAX_SCOPED_ROWS, Terbatas
+from mcp_asrama.server.guard.scoped import MAX_SCOPED_ROWS, ScopedReader
 from mcp_asrama.server.progress import pages_left
 
 RECORD_PAGE = 500  # the service's largest page of pelanggaran, hafalan and kesehatan records
@@ -44,12 +44,12 @@ Summary = Callable[[int | None], Callable[[Values, Values], Awaitable[A]]]  # ro
 
 
 async def records(
-    reader: Terbatas, fetch: Fetch, kelas: str | None, kamar: str | None, *, one_student: bool = False
+    reader: ScopedReader, fetch: Fetch, kelas: str | None, kamar: str | None, *, one_student: bool = False
 ) -> tuple[list[Any], bool]:
     """Every visible record of the filters, each once, latest first; and whether that is all of them (each
     upstream filter gives at most `MAX_SCOPED_ROWS`). `one_student`: the fetch names one student, so one
     upstream filter, whatever the scope (its rows are still checked)."""
-    progress = reader.kemajuan
+    progress = reader.progress
 
     async def walk(unit_kelas: Values, unit_kamar: Values) -> tuple[list[Any], bool]:
         rows: list[Any] = []
@@ -78,7 +78,7 @@ async def records(
 
 
 async def summary_rows(
-    reader: Terbatas,
+    reader: ScopedReader,
     kelas: str | None,
     kamar: str | None,
     fetch: Summary[A],
@@ -99,7 +99,7 @@ async def summary_rows(
 
 
 async def dated_records(
-    reader: Terbatas,
+    reader: ScopedReader,
     domain: str,
     model: type[BaseModel],
     unsupported: str,
@@ -130,7 +130,7 @@ async def dated_records(
 
 
 async def rekap_rows(
-    reader: Terbatas,
+    reader: ScopedReader,
     domain: str,
     model: type[S],
     unsupported: str,

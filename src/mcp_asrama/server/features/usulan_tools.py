@@ -17,11 +17,11 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_asrama.client import AsramaError
-from mcp_asrama.server.core import AsramaServer, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features.common import READ_ONLY, Result, add_tools
 from mcp_asrama.server.features.write import META, Konfirmasi, Pertanyaan, Tulis, konfirmasi_of
 from mcp_asrama.server.guard import audit, writes
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 from mcp_asrama.server.guard.usulan import Putusan, Status, Usulan, baru, digest, matches
 from mcp_asrama.server.settings import Saluran
 from mcp_asrama.server.views import KONFIRMASI, link
@@ -74,7 +74,7 @@ async def _again(book: Konfirmasi, usulan: Usulan, question: Pertanyaan) -> tupl
 
 async def putuskan(
     book: Konfirmasi,
-    reader: Terbatas,
+    reader: ScopedReader,
     subject: str,
     id_usulan: str,
     rahasia: str,
@@ -157,7 +157,9 @@ async def putuskan_usulan(
     """Keputusan pengguna atas satu usulan, dari tombol pada tampilan persetujuan (hanya untuk tampilan, bukan
     untuk model): setuju mencatatnya, tolak membatalkannya."""
     book = konfirmasi_of(ctx)
-    answer, secret = await putuskan(book, terbatas(ctx), writes.actor(ctx), id_usulan, kunci, keputusan, "tampilan")
+    answer, secret = await putuskan(
+        book, scoped_reader(ctx), writes.actor(ctx), id_usulan, kunci, keputusan, "tampilan"
+    )
     result = tool_result(answer)
     if secret is not None and answer.id_usulan_baru:
         result.meta = {META: {"id": answer.id_usulan_baru, "kunci": secret}}

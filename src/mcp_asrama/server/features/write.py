@@ -33,10 +33,10 @@ from pydantic import Field, create_model
 from pydantic_core import to_jsonable_python
 
 from mcp_asrama.client import AsramaError, Changed
-from mcp_asrama.server.core import state_of, tool_result
+from mcp_asrama.server.asrama_server import state_of, tool_result
 from mcp_asrama.server.features.common import Result
 from mcp_asrama.server.guard import audit, writes
-from mcp_asrama.server.guard.scoped import Terbatas, terbatas
+from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 from mcp_asrama.server.guard.usulan import StoreFull, UsulanStore, baru
 from mcp_asrama.server.settings import Saluran
 
@@ -82,7 +82,7 @@ class Pertanyaan:
 class Tulis:
     """What a write needs: the reader (its client), who writes, and the key that makes the service write once."""
 
-    reader: Terbatas
+    reader: ScopedReader
     actor: str
     key: str
 
@@ -149,7 +149,7 @@ class Penulisan(Generic[P]):
         """`rencana` as the SDK's resolver: the Context, then the tool's arguments by name (its own signature)."""
 
         async def resolve(ctx: Context, **arguments: Any) -> Direncanakan[P]:
-            return Direncanakan(await self.plan_of(terbatas(ctx), **arguments), to_jsonable_python(arguments))
+            return Direncanakan(await self.plan_of(scoped_reader(ctx), **arguments), to_jsonable_python(arguments))
 
         context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
         kinds = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in parameters]
@@ -223,7 +223,7 @@ class Penulisan(Generic[P]):
         if answer != "accepted":
             hasil, pesan = writes.not_written(answer)
             return tool_result(self.hasil(hasil=hasil, pesan=pesan))
-        written = await self.write(Tulis(terbatas(ctx), writes.actor(ctx), writes.idempotency_key()), rencana.plan)
+        written = await self.write(Tulis(scoped_reader(ctx), writes.actor(ctx), writes.idempotency_key()), rencana.plan)
         audit.note_write("accepted", written[1], saluran="formulir")
         return tool_result(written[0])
 

@@ -18,7 +18,7 @@ a request meets it in this order, outermost first (over stdio it starts at 6):
     10. requestState verified ..... SDK RequestStateBoundary             -32602
     11. confirmation claimed ...... guard.confirm.Claimed                once; -32602 replayed
     Handler
-    12. tool-level scope .......... core.AsramaServer asks chain.Guard.permits: the writes (guard.writes.allowed),
+    12. tool-level scope .......... AsramaServer asks chain.Guard.permits: the writes (guard.writes.allowed),
                                     clinic staff (guard.access); any other tool is unknown to the caller (-32602)
     13. scoped reads, disclosure .. every read cut to the caller's Akses (guard.access); what went out declared
                                     to the audit (guard.audit.disclose*) and written at step 7

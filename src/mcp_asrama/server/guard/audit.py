@@ -77,7 +77,7 @@ from mcp_asrama.server.guard.audit_fields import (
 )
 from mcp_asrama.server.guard.audit_log import AuditLog, utc_now
 from mcp_asrama.server.guard.audit_seal import AuditConfigError, load_key
-from mcp_asrama.server.methods import NO_DATA_METHODS
+from mcp_asrama.server.method_kinds import NO_DATA_METHODS
 from mcp_asrama.server.settings import ServerSettings
 
 log = logging.getLogger(__name__)

@@ -85,7 +85,7 @@ def disclosed_ids(method: str, result: Mapping[str, Any]) -> list[str]:
 
     Each text is parsed once, its ids gathered as the parser builds each object (of a key sent twice, the last
     value, as JSON.parse reads it); a tool's `structuredContent` is walked only when no text parsed equal to it
-    (`core.tool_result` sends the same JSON as text).
+    (`asrama_server.tool_result` sends the same JSON as text).
     """
     structured: Any = None
     if method == "tools/call":

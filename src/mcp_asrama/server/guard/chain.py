@@ -20,7 +20,7 @@ from starlette.types import ASGIApp
 from mcp_asrama.config import is_loopback
 from mcp_asrama.runtime.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
 from mcp_asrama.server import sdk_seams
-from mcp_asrama.server.core import AsramaServer, Needs
+from mcp_asrama.server.asrama_server import AsramaServer, Needs
 from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
 from mcp_asrama.server.guard.access import Akses, current_principal
 from mcp_asrama.server.guard.token_cache import CachingVerifier

@@ -66,7 +66,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.server.guard.access import LOCAL_SUBJECT
 from mcp_asrama.server.guard.limits_storage import LimitsStorage
-from mcp_asrama.server.methods import NO_DATA_METHODS
+from mcp_asrama.server.method_kinds import NO_DATA_METHODS
 from mcp_asrama.server.routing_headers import MESSAGE, UNREADABLE, json_rpc_error, request_id
 from mcp_asrama.server.settings import ServerSettings
 

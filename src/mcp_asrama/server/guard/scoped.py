@@ -27,10 +27,10 @@ from mcp_asrama.client import AsramaClient, NoMultiFilter, NotFound
 from mcp_asrama.client.client import Values
 from mcp_asrama.client.models import CatatanAbsensi
 from mcp_asrama.names import fold
-from mcp_asrama.server.core import state_of
+from mcp_asrama.server.asrama_server import state_of
 from mcp_asrama.server.guard.access import Akses
 from mcp_asrama.server.guard.scope_units import Unit, as_filter, gather
-from mcp_asrama.server.progress import Kemajuan, pages_left
+from mcp_asrama.server.progress import UpstreamProgress, pages_left
 
 # Gathering every match of a filter (a fallback, or a day's students listed through `/anak`) stops here.
 MAX_SCOPED_ROWS = 5_000
@@ -60,12 +60,12 @@ class OutOfReach(NotFound):
 
 
 @dataclass(frozen=True)
-class Terbatas:
-    """The data-service client seen through one principal's `Akses`, counting its requests in `kemajuan`."""
+class ScopedReader:
+    """The data-service client seen through one principal's `Akses`, counting its requests in `progress`."""
 
     client: AsramaClient
     akses: Akses
-    kemajuan: Kemajuan = field(default_factory=Kemajuan)
+    progress: UpstreamProgress = field(default_factory=UpstreamProgress)
 
     def sides(self, kelas: str | None, kamar: str | None, *, single: bool = False) -> tuple[list[Unit], list[Unit]]:
         """The upstream filters of the visible part of (kelas, kamar): the rooms' side and the classes' side. One
@@ -94,17 +94,17 @@ class Terbatas:
             return await self._each(self.units(kelas, kamar, single=True), fetch)
 
     async def _each(self, units: list[Unit], fetch: Callable[[Values, Values], Awaitable[T]]) -> list[T]:
-        self.kemajuan.expect(len(units))
+        self.progress.expect(len(units))
 
         def call(unit: Unit) -> Callable[[], Awaitable[T]]:
             async def one() -> T:
-                await self.kemajuan.step()
+                await self.progress.step()
                 return await fetch(*unit)
 
             return one
 
         found = await gather([call(unit) for unit in units])
-        await self.kemajuan.done()
+        await self.progress.done()
         return found
 
     async def whole(
@@ -159,23 +159,23 @@ class Terbatas:
         named students). An unknown or invisible id is absent; None when the service cannot look students up by
         id (not ours)."""
         found: dict[str, CatatanAbsensi] = {}
-        self.kemajuan.expect(pages_left(len(ids), 0, PAGE))
+        self.progress.expect(pages_left(len(ids), 0, PAGE))
         for start in range(0, len(ids), PAGE):
-            await self.kemajuan.step()
+            await self.progress.step()
             day = await self.client.absensi(tanggal, semua_anak=True, ids=ids[start : start + PAGE])
             if not day.semua_anak:
                 return None
             wanted = set(ids[start : start + PAGE])
             found.update((r.id_anak, r) for r in self.visible_rows(day.data) if r.id_anak in wanted)
-        await self.kemajuan.done()
+        await self.progress.done()
         return found
 
-    def pelanggaran_view(self) -> "Terbatas":
+    def pelanggaran_view(self) -> "ScopedReader":
         """The same service as this principal may see violations: every student with `peran:bk`."""
-        return Terbatas(self.client, self.akses.untuk_pelanggaran(), self.kemajuan)
+        return ScopedReader(self.client, self.akses.untuk_pelanggaran(), self.progress)
 
 
-def terbatas(ctx: Context[Any, Any]) -> Terbatas:
+def scoped_reader(ctx: Context[Any, Any]) -> ScopedReader:
     """The data service as the principal of this request may see it."""
     state = state_of(ctx)
-    return Terbatas(state.client, state.principal().akses, Kemajuan(ctx))
+    return ScopedReader(state.client, state.principal().akses, UpstreamProgress(ctx))

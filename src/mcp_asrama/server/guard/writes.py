@@ -21,7 +21,7 @@ from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, Field
 
 from mcp_asrama.client import AsramaError, Conflict, NotFound, ServiceTimeout
-from mcp_asrama.server.core import state_of
+from mcp_asrama.server.asrama_server import state_of
 from mcp_asrama.server.errors import service_message
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.confirm import confirmation_key

@@ -11,8 +11,9 @@ from pydantic import ValidationError
 from mcp_asrama import __version__
 from mcp_asrama.config import data_dir
 from mcp_asrama.contract import IMPORT_KINDS
-from mcp_asrama.ops.database import cmd_demo, cmd_import, cmd_service
+from mcp_asrama.ops.database import cmd_import
 from mcp_asrama.runtime.logs import configure_logging
+from mcp_asrama.runtime.starters import cmd_demo, cmd_service
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # in a source checkout (make run)
 

@@ -12,8 +12,9 @@ import anyio
 import pytest
 import uvicorn
 
-from mcp_asrama import cli, serving
+from mcp_asrama import cli
 from mcp_asrama.config import ServiceSettings
+from mcp_asrama.runtime import serving
 from mcp_asrama.runtime.stack import Stack
 from mcp_asrama.service.app import create_app
 from tests.conftest import TOKEN

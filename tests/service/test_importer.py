@@ -22,7 +22,7 @@ HEADER = "id,nama,kelas,kamar,status,jenis_kelamin,nama_wali,nik,no_hp_wali,alam
 DEWI = "A010,Dewi Anggraini,9C,Aisyah 2,sakit,P,Ibu Rina,3273014509120004,081299990010,Jl. Anggrek 4,2012-09-05"
 EKO = "A011,Eko Prasetyo,10A,Al-Fatih 1,aktif,L,Bapak Tono,3273011203110005,081299990011,Jl. Dahlia 5,2011-03-12"
 ROOMS = "nama,gedung,kapasitas,musyrif\nUmar 1,Putra,8,Ust. Salman\nKhadijah 1,Putri,8,Ustz. Maryam\n"
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture

@@ -67,7 +67,7 @@ def test_another_seed_gives_another_school() -> None:
 
 def test_generation_does_not_depend_on_the_process_or_its_hash_seed() -> None:
     script = (
-        "import sys; from datetime import date; from tests.test_demo import _digest; "
+        "import sys; from datetime import date; from tests.service.test_demo import _digest; "
         "from mcp_asrama.service.demo import generate; "
         "print(_digest(generate(date(2026, 10, 6), students=90, days=15)))"
     )
@@ -77,7 +77,7 @@ def test_generation_does_not_depend_on_the_process_or_its_hash_seed() -> None:
         done = subprocess.run(
             [sys.executable, "-c", script],
             env=env,
-            cwd=Path(__file__).resolve().parents[1],
+            cwd=Path(__file__).resolve().parents[2],
             capture_output=True,
             text=True,
             timeout=120,

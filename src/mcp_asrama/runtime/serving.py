@@ -3,9 +3,10 @@
 seconds to the end of its body; a server holds at most `max_connections` connections, answering those beyond with
 a quick 503; failed `accept()` calls are counted into one line per interval, not each logged with a traceback.
 
-uvicorn (0.54) has no hook for this: it has no header or body timeout (`timeout_keep_alive` only covers the idle
-time after a response, and the next request's first byte cancels it), and `limit_concurrency` answers 503 only
-once a request's headers are complete, so connections that never complete them are never refused. This module
+uvicorn (0.55.0; tests/server/test_sdk_seams.py checks the internals named below) has no hook for this: it has no
+header or body timeout (`timeout_keep_alive` only covers the idle time after a response, and the next request's
+first byte cancels it), and `limit_concurrency` answers 503 only once a request's headers are complete, so
+connections that never complete them are never refused. This module
 therefore subclasses uvicorn's HTTP protocols (h11 or httptools, as `ASRAMA_HTTP` says: see stack.py) and relies
 on these internals of `uvicorn.protocols.http.h11_impl.H11Protocol` and `.httptools_impl.HttpToolsProtocol`: the
 asyncio callbacks `connection_made`, `data_received` and `connection_lost`; `on_response_complete` (called at the

@@ -252,7 +252,9 @@ async def test_a_stored_answer_older_than_a_day_is_deleted_by_the_next_write(
     with make_sessionmaker(engine)() as session, session.begin():
         old = datetime.now(UTC) - timedelta(days=2)
         session.add(
-            Idempotensi(kunci="kunci-lama-sekali-0001", rute="x", sidik="s", status_code=200, respons="{}", waktu=old)
+            Idempotensi(
+                kunci="kunci-lama-sekali-0001", rute="x", fingerprint="s", status_code=200, respons="{}", waktu=old
+            )
         )
     engine.dispose()
     written = await service.post(

@@ -22,7 +22,7 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 KEPT = timedelta(days=1)
 
 
-def fingerprint(request: Request, body: BaseModel | None, actor: str | None) -> str:
+def fingerprint_of(request: Request, body: BaseModel | None, actor: str | None) -> str:
     """What makes two requests the same: method, path, the validated body and the actor."""
     payload = {
         "rute": f"{request.method} {request.url.path}",
@@ -32,20 +32,20 @@ def fingerprint(request: Request, body: BaseModel | None, actor: str | None) -> 
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def replay(session: Session, key: str | None, sidik: str) -> JSONResponse | None:
+def replay(session: Session, key: str | None, fingerprint: str) -> JSONResponse | None:
     """The stored answer to `key`, or None when there is none; 409 when `key` answered another request."""
     if key is None:
         return None
     row = session.get(Idempotensi, key, populate_existing=True)
     if row is None:
         return None
-    if row.sidik != sidik:
+    if row.fingerprint != fingerprint:
         raise HTTPException(status_code=409, detail="Idempotency-Key ini sudah dipakai untuk permintaan lain")
     return JSONResponse(status_code=row.status_code, content=json.loads(row.respons), headers={REPLAYED_HEADER: "true"})
 
 
 def commit(
-    session: Session, key: str | None, request: Request, sidik: str, status_code: int, answer: BaseModel
+    session: Session, key: str | None, request: Request, fingerprint: str, status_code: int, answer: BaseModel
 ) -> JSONResponse | None:
     """Commit the write with `answer` stored under `key`. When a concurrent request under the same key committed
     first, this write is rolled back and that request's answer returned; else None (the caller returns `answer`)."""
@@ -55,7 +55,7 @@ def commit(
             Idempotensi(
                 kunci=key,
                 rute=f"{request.method} {request.url.path}"[:300],
-                sidik=sidik,
+                fingerprint=fingerprint,
                 status_code=status_code,
                 respons=answer.model_dump_json(exclude_none=True),
                 waktu=datetime.now(UTC),
@@ -65,7 +65,7 @@ def commit(
         session.commit()
     except IntegrityError:
         session.rollback()
-        stored = replay(session, key, sidik)
+        stored = replay(session, key, fingerprint)
         if stored is None:
             raise
         return stored
@@ -78,16 +78,16 @@ class Once:
 
     request: Request
     key: str | None
-    sidik: str
+    fingerprint: str
 
     @classmethod
     def of(cls, request: Request, body: BaseModel | None, actor: str | None, key: str | None) -> "Once":
-        return cls(request, key, fingerprint(request, body, actor))
+        return cls(request, key, fingerprint_of(request, body, actor))
 
     def replay(self, session: Session) -> JSONResponse | None:
         """The stored answer (`replay`); call it once the write's rows are held."""
-        return replay(session, self.key, self.sidik)
+        return replay(session, self.key, self.fingerprint)
 
     def commit(self, session: Session, status_code: int, answer: BaseModel) -> Any:
         """Commit the write and its answer (`commit`): the answer, or a concurrent request's."""
-        return commit(session, self.key, self.request, self.sidik, status_code, answer) or answer
+        return commit(session, self.key, self.request, self.fingerprint, status_code, answer) or answer

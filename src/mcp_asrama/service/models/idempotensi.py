@@ -15,7 +15,7 @@ class Idempotensi(Base):
 
     kunci: Mapped[str] = mapped_column(String(128), primary_key=True)
     rute: Mapped[str] = mapped_column(String(300))
-    sidik: Mapped[str] = mapped_column(String(64))
+    fingerprint: Mapped[str] = mapped_column("sidik", String(64))  # the stored column keeps its first name
     status_code: Mapped[int] = mapped_column(Integer)
     respons: Mapped[str] = mapped_column(Text)
     waktu: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -14,6 +14,7 @@ from mcp_asrama.contract.hafalan import HafalanIn
 from mcp_asrama.contract.izin import IzinIn
 from mcp_asrama.contract.kesehatan import KunjunganIn
 from mcp_asrama.contract.pelanggaran import PelanggaranIn
+from mcp_asrama.contract.pengurus import PengurusIn
 from mcp_asrama.contract.prestasi import CONTOH, PrestasiIn
 
 
@@ -26,7 +27,8 @@ class Domain:
     `mcp-asrama import` accepts for it. `resource`: the URI template of one student's records (None: not published,
     or published under another domain's URI). `shown_in`: the other domains whose resources show its records too
     (a day's attendance and an izin change the student's resource; a student's move changes the room list).
-    `body`: the write body of one dated record (`POST /<name>`), which a row of its import kind also is.
+    `body`: the write body of one dated record (`POST /<name>`; of one staff member, `PUT /pengurus/{email}`), which
+    a row of its import kind also is.
     `contoh`: examples of a record's own fields (a demo school spreads a few a month over its students).
     """
 
@@ -67,6 +69,7 @@ DOMAINS: tuple[Domain, ...] = (
         body=PrestasiIn,
         contoh=CONTOH,
     ),
+    Domain("pengurus", feed=False, imports=("pengurus",), body=PengurusIn),
 )
 """In the order the service mounts their routers and the importer lists their kinds."""
 

@@ -4,6 +4,8 @@ new record with a random handle, recorded by "import").
 
 A dated domain whose import kind is its own name and that declares its `body` needs nothing here: its rows are its
 body, stored in the table named like it (`derived_targets`), each column meant as the body's field describes it.
+The staff list (`pengurus`) is updated by email. A cell of a list field holds its items separated by `;`, and a
+boolean cell may say `ya`/`tidak` as well as `true`/`false` (`normalise`, from the model's field types).
 
 `importer.py` reads and validates the file with the models named here, and asks `checker` about what only the
 database knows (the student, the kind) and what a model cannot say (a day after today, ayat beyond the surah);
@@ -21,11 +23,13 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
-from mcp_asrama.contract import DOMAINS
+from mcp_asrama.contract import BY_NAME, DOMAINS
+from mcp_asrama.contract.pengurus import PengurusIn, fold_email
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import hafalan as crud_hafalan
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.models import Anak, JenisPelanggaran, KunjunganKlinik, table_class
+from mcp_asrama.service.models.pengurus import Pengurus
 from mcp_asrama.service.schemas.kesehatan import KATEGORI_KESEHATAN, KunjunganIn
 from mcp_asrama.service.schemas.pelanggaran import JenisPelanggaranIn
 
@@ -50,11 +54,11 @@ TARGETS: dict[str, Target] = {
     **derived_targets(),
     "jenis_pelanggaran": (JenisPelanggaranIn, JenisPelanggaran, "kode"),  # updated by its kode
     "kesehatan": (KunjunganIn, KunjunganKlinik, None),  # its table is kunjungan_klinik
+    "pengurus": (PengurusIn, Pengurus, "email"),  # updated by its (case-folded) email
 }
-FEED_KINDS: dict[str, perubahan.Jenis] = {
-    kind: perubahan.jenis(d.name) for d in DOMAINS if d.feed for kind in d.imports
-}
-"""Each import kind's change-feed kind: its domain's (students and rooms too)."""
+FEED_KINDS: dict[str, str] = {kind: d.name for d in DOMAINS for kind in d.imports}
+"""Each import kind's domain (students and rooms too), whose change-feed kind an import records when it has a feed
+(`feed_kind`)."""
 HINTS = {
     "id_anak": "the id of a student in the database (1-64 letters, digits, '-', '_' or '.')",
     "kode": "1-40 lower-case letters, digits, '_' or '-', e.g. membawa_hp",
@@ -68,6 +72,11 @@ HINTS = {
     "nilai": "a whole number from 0 to 100",
 }
 KIND_HINTS = {  # where a column means something else in a kind
+    ("pengurus", "email"): "an email address such as ridwan@pesantren.sch.id (once in the file)",
+    ("pengurus", "menulis"): "true or false (also ya or tidak)",
+    ("pengurus", "aktif"): "true or false (also ya or tidak)",
+    ("pengurus", "kamar"): "room names separated by ';'",
+    ("pengurus", "kelas"): "class names separated by ';'",
     ("hafalan", "jenis"): "ziyadah (new) or murajaah (review)",
     ("kesehatan", "kategori"): "one of " + ", ".join(KATEGORI_KESEHATAN),
     ("pelanggaran", "jenis"): "a kode of the kinds stored (see 'import jenis_pelanggaran')",
@@ -123,9 +132,35 @@ def choices(model: type[BaseModel], name: str) -> str | None:
     return None
 
 
+BOOLEANS = {"true": True, "ya": True, "false": False, "tidak": False}
+"""What a boolean cell may say."""
+
+
+def _is(annotation: Any, kind: type) -> bool:
+    """Whether a field's annotation is `kind` (a list: of anything), maybe optional."""
+    kinds = [annotation]
+    while kinds:
+        found = kinds.pop()
+        if found is kind or get_origin(found) is kind:
+            return True
+        kinds += [a for a in get_args(found) if get_origin(found) is not Literal and a is not type(None)]
+    return False
+
+
 def normalise(kind: str, raw: dict[str, Any]) -> dict[str, Any]:
-    """A hafalan row may name its surah ("Al-Baqarah", "al baqarah", "Yasin"): the name becomes its number (one that
+    """A cell of a list field becomes its `;`-separated items, a boolean cell's `ya`/`tidak`/`true`/`false` (any
+    case) its value, a staff member's email its fold (so two spellings of one email are found twice in a file).
+    A hafalan row may name its surah ("Al-Baqarah", "al baqarah", "Yasin"): the name becomes its number (one that
     names no surah is left for the validation to refuse)."""
+    model = TARGETS[kind][0] if kind in TARGETS else None
+    for name, field in (model.model_fields if model is not None else {}).items():
+        value = raw.get(name)
+        if isinstance(value, str) and _is(field.annotation, list):
+            raw[name] = [item.strip() for item in value.split(";") if item.strip()]
+        elif isinstance(value, str) and _is(field.annotation, bool):
+            raw[name] = BOOLEANS.get(value.strip().lower(), value)
+    if kind == "pengurus" and isinstance(raw.get("email"), str):
+        raw["email"] = fold_email(raw["email"])
     surah = raw.get("surah")
     if kind == "hafalan" and isinstance(surah, str) and not surah.isdecimal() and (found := quran.find_surah(surah)):
         raw["surah"] = str(found.nomor)
@@ -134,7 +169,7 @@ def normalise(kind: str, raw: dict[str, Any]) -> dict[str, Any]:
 
 def checker(session: Session, kind: str) -> Callable[[dict[str, Any]], list[str]] | None:
     """What the database and the Qur'an say about a validated row of `kind`: its problems, each `column: why`."""
-    if kind == "jenis_pelanggaran":
+    if TARGETS[kind][2] is not None:  # kinds of violation, staff: nothing of a student to check
         return None
 
     @cache
@@ -164,11 +199,21 @@ def checker(session: Session, kind: str) -> Callable[[dict[str, Any]], list[str]
     return check
 
 
+def feed_kind(kind: str) -> perubahan.Jenis | None:
+    """The change-feed kind an import of `kind` records (None: its domain has no feed)."""
+    name = FEED_KINDS[kind]
+    return perubahan.jenis(name) if BY_NAME[name].feed else None
+
+
 def write(session: Session, kind: str, rows: list[dict[str, Any]]) -> tuple[int, int]:
     """Store validated rows of `kind` in the session's transaction, with one change-feed event for the file (kinds
     of violation: a `pelanggaran` one, their names show in every list): (added, updated)."""
     model, table, key = TARGETS[kind]
-    perubahan.catat(session, FEED_KINDS[kind])
+    if (feed := feed_kind(kind)) is not None:
+        perubahan.catat(session, feed)
+    if "diubah" in table.__table__.c:  # a table that keeps when a row last changed
+        now = datetime.now(UTC)
+        rows = [{**row, "diubah": now} for row in rows]
     if key is not None:
         existing = crud_common.existing_ids(session, getattr(table, key), [r[key] for r in rows])
         crud_common.upsert(session, table, rows, key=(key,))

@@ -124,7 +124,8 @@ class ImportReport:
 
 
 def _describe(kind: str, error: dict[str, Any], raw: dict[str, Any]) -> str:
-    field = ".".join(str(p) for p in error["loc"]) or "row"
+    loc = error["loc"]
+    field = str(loc[0]) if len(loc) == 2 and isinstance(loc[1], int) else ".".join(str(p) for p in loc) or "row"
     if error["type"] == "missing":
         return f"{field}: required"
     if error["type"] == "extra_forbidden":
@@ -288,7 +289,7 @@ def import_file(
             crud_common.upsert(session, table, rows, key=(key,))
         except crud_kamar.NameClash as clash:
             raise ImportRejected([str(clash)]) from clash
-        perubahan.catat(session, pesantren.FEED_KINDS[kind])
+        perubahan.catat(session, perubahan.jenis(pesantren.FEED_KINDS[kind]))
         if kind == "anak" and (rooms or "kamar" in rows[0]):  # rooms created, or their occupancy may have changed
             perubahan.catat(session, "kamar")
     _refresh_statistics(sessions)

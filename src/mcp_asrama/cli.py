@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from mcp_asrama import __version__
 from mcp_asrama.config import data_dir
 from mcp_asrama.contract import IMPORT_KINDS
+from mcp_asrama.ops import pengurus
 from mcp_asrama.ops.database import cmd_import
 from mcp_asrama.runtime.logs import configure_logging
 from mcp_asrama.runtime.starters import cmd_demo, cmd_service
@@ -290,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="anak: create the rooms the file names that do not exist, instead of refusing those rows",
     )
     importer.set_defaults(func=cmd_import)
+    pengurus.add_parser(commands, db_flag)
 
     files_help = "audit files, or folders meaning every *.jsonl in them (default ASRAMA_AUDIT_LOG)"
     audit = commands.add_parser("audit", help="check the disclosure audit log, or see who received a student's data")

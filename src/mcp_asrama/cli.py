@@ -150,10 +150,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 1 if broken else 0
 
 
-_KINDS = ("anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan")
+_KINDS = ("anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan", "pengurus")
 _KIND_HELP = (
     "anak: students; kamar: rooms; jenis_pelanggaran: the kinds of violation (by kode); pelanggaran, hafalan, "
-    "kesehatan: violations, hafalan deposits, clinic visits (each row a new record)"
+    "kesehatan: violations, hafalan deposits, clinic visits (each row a new record); pengurus: the staff (by email)"
 )
 """What the kinds `_KINDS` (the first of `IMPORT_KINDS`) hold; a later kind is a domain's records."""
 

@@ -171,3 +171,13 @@ def test_import_reads_lists_and_booleans_and_updates_by_email(db_url: str, tmp_p
     )
     assert ridwan.sandi is not None  # an import never touches the password
     assert (siti.peran, siti.kamar, siti.kelas, siti.menulis, siti.aktif) == (["kesehatan"], [], [], False, True)
+
+
+def test_the_import_help_tells_the_staff_columns() -> None:
+    from mcp_asrama.service.importer import columns_help
+
+    text = columns_help().split("columns of 'import pengurus'")[1].split("columns of")[0]
+    assert "peran           required  roles, separated by ';': one of kantor, musyrif, wali_kelas" in text
+    assert "kamar           optional  the rooms they are musyrif of: room names separated by ';'\n" in text
+    assert "menulis         optional  may record" in text and "(also ya or tidak) (default False)" in text
+    assert "Undefined" not in columns_help()

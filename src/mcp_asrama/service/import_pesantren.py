@@ -82,6 +82,7 @@ KIND_HINTS = {  # where a column means something else in a kind
     ("pelanggaran", "jenis"): "a kode of the kinds stored (see 'import jenis_pelanggaran')",
 }
 MEANINGS: dict[str, dict[str, str]] = {
+    "pengurus": {"peran": "roles, separated by ';'"},
     "jenis_pelanggaran": {
         "kode": "the kind's code",
         "nama": "what the kind is called",

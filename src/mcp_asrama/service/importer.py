@@ -102,8 +102,9 @@ def columns_help() -> str:
         for name, info in model.model_fields.items():
             hint = _hint(kind, name)
             text = meaning(kind, model, name) + (f": {hint}" if hint else "")
-            if not info.is_required() and info.default is not None:
-                text += f" (default {info.default})"
+            default = None if info.is_required() else info.get_default(call_default_factory=True)
+            if default is not None and default != []:
+                text += f" (default {default})"
             mark = "*" if name in PERSONAL_FIELDS else "+" if name in pesantren.HEALTH_FIELDS else " "
             lines.append(f"  {name:<14}{mark} {'required' if info.is_required() else 'optional'}  {text}")
     lines.append("* personal data: stored by the data service, never shown to the AI.")

@@ -250,9 +250,7 @@ def _drop_tables(url: str) -> None:
         return
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(
-            text("DROP TABLE kunjungan_klinik, hafalan, pelanggaran, riwayat_absensi, izin, absensi, anak, kamar")
-        )
+        conn.execute(text("DROP TABLE absensi, anak, kamar CASCADE"))  # and the foreign keys of every other domain
     engine.dispose()
 
 

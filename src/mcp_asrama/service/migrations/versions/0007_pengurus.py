@@ -8,15 +8,11 @@ Revises: 0006
 Create Date: 2026-12-03
 """
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007"
-down_revision: str | Sequence[str] | None = "0006"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0007"
+down_revision = "0006"  # no branch labels, no dependencies
 
 
 def upgrade() -> None:

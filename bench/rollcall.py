@@ -22,7 +22,9 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    - shown beside them, not held to the target: the first round alone (`session.call_tool(...,
      allow_input_required=True)`: the plan and the question, nothing written), and "semua hadir kecuali ..."
      for one room (`kamar` + `yang_lain`, one student named as `izin`) against the same rows sent straight to
-     the service for another room of the same size.
+     the service for another room of the same size. `yang_lain` fills only the students without a record that
+     day or recorded `hadir`, so each call of the two room routes writes a day of its own without records (from
+     60 days back, one day further each call): every call records the whole room anew.
    Each route is warmed up first; then the routes are interleaved call by call, the order rotating every round,
    so noise from elsewhere on the machine hits all of them alike;
 3. beside the latency, the mean CPU time a call costs in each process (the caller, the MCP server, the service;
@@ -37,13 +39,14 @@ writes something else than planned, a process that does not start); a missed tar
 
 import argparse
 import contextlib
+import itertools
 import secrets
 import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -138,14 +141,24 @@ def room_rows(ids: list[str], status: str) -> list[dict[str, Any]]:
 # --- routes ----------------------------------------------------------------------------------------------
 
 
+def fresh_days(today: date) -> Callable[[], date]:
+    """Days without records (before the demo's 30), one further back each call."""
+    back = itertools.count(60)
+    return lambda: today - timedelta(days=next(back))
+
+
 def direct_route(
-    name: str, http: httpx2.AsyncClient, day: date, rows: Callable[[str], list[dict[str, Any]]], expect: int
+    name: str,
+    http: httpx2.AsyncClient,
+    day: Callable[[], date],
+    rows: Callable[[str], list[dict[str, Any]]],
+    expect: int,
 ) -> Route:
     async def call(status: str) -> int:
         headers = {"Idempotency-Key": f"bench-{secrets.token_urlsafe(24)}", "X-Asrama-Actor": ACTOR}
-        response = await http.post(f"/absensi/{day.isoformat()}", json={"entri": rows(status)}, headers=headers)
+        response = await http.post(f"/absensi/{day().isoformat()}", json={"entri": rows(status)}, headers=headers)
         body: dict[str, Any] = response.raise_for_status().json()
-        return int(body["diubah"])
+        return int(body["baru"]) + int(body["diubah"])
 
     return Route(name, len(rows(STATUSES[0])), call, expect)
 
@@ -167,7 +180,7 @@ def _written(name: str, result: CallToolResult) -> int:
     found = result.structured_content or {}
     if result.is_error or found.get("hasil") != "ditulis":
         raise RuntimeError(f"{name}: catat_absensi did not write: {found or result.content}")
-    return int(found["diubah"])
+    return int(found["baru"]) + int(found["diubah"])
 
 
 def mcp_route(
@@ -246,14 +259,14 @@ async def routes(http: httpx2.AsyncClient, mcp_url: str, day: date) -> AsyncIter
         size = len(ids_d)
         exception = {"id_anak": ids_m[0], **EXCEPTION}
         direct = direct_route(
-            f"direct `POST /absensi`, {ROLL} entries", http, day, lambda s: roll(cast.direct, s), expect=ROLL
+            f"direct `POST /absensi`, {ROLL} entries", http, lambda: day, lambda s: roll(cast.direct, s), expect=ROLL
         )
         room_direct = direct_route(
-            f"direct `POST /absensi`, room of {size} (1 izin + {size - 1})",
+            f"direct `POST /absensi`, room of {size} (1 izin + {size - 1}), a new day each call",
             http,
-            day,
+            fresh_days(day),
             lambda s: room_rows(ids_d, s),
-            expect=size - 1,  # the izin student's record is the same on every call
+            expect=size,
         )
         mcp = mcp_route(
             f"MCP HTTP `catat_absensi`, {ROLL} entries, both rounds",
@@ -264,14 +277,15 @@ async def routes(http: httpx2.AsyncClient, mcp_url: str, day: date) -> AsyncIter
             ROLL,
             expect=ROLL,
         )
+        mcp_day = fresh_days(day)
         room_mcp = mcp_route(
-            f"MCP HTTP `catat_absensi(kamar, yang_lain)`, room of {size}, both rounds",
+            f"MCP HTTP `catat_absensi(kamar, yang_lain)`, room of {size}, a new day each call, both rounds",
             client,
             confirmer,
             day,
-            lambda s: {"kamar": room_m, "yang_lain": s, "entri": [exception]},
+            lambda s: {"kamar": room_m, "yang_lain": s, "entri": [exception], "tanggal": mcp_day().isoformat()},
             size,
-            expect=size - 1,
+            expect=size,
         )
         first = question_route(f"MCP HTTP, first round only ({ROLL} entries: plan + question)", client, day, cast.mcp)
         mcp.judged = True

@@ -12,10 +12,12 @@ A script, not a test (pytest never collects it). For each school size (`--sizes`
    full access (the office: the baseline), 1 room (the largest), 3 rooms (the three largest), 1 class (the
    largest: ~5,556 students at 100k), and 1 room + 1 class (a two-sided scope: shown, not judged);
 3. the calls: `cari_anak` {} and {"offset": 100}, `absensi_harian` for the demo's latest day, `rekap_absensi` over
-   its last 7 days, `daftar_izin` {}, `progres_hafalan` {}, and `rekap_pelanggaran` and `rekap_kesehatan` over
-   the last 7 days; every answer must be a result, not an error. Each scoped `cari_anak` answer (total and page
-   ids) is first checked against the office's answers filtered to the scope (the office's `cari_anak` per room or
-   class, merged by name and id, less the room-and-class overlap). Then every call goes once to every principal:
+   its last 7 days, `daftar_izin` {}, `progres_hafalan` {}, and `rekap_pelanggaran` and `rekap_kesehatan` over the
+   last 7 days; every answer must be a result, not an error. Every principal is clinic staff too (`peran:kesehatan`),
+   so `rekap_kesehatan` is the exact count of its scope over any 7 days (anyone else gets counts only for a month
+   that has ended and a class seen whole, which a room scope never is). Each scoped `cari_anak` answer (total and
+   page ids) is first checked against the office's answers filtered to the scope (the office's `cari_anak` per room
+   or class, merged by name and id, less the room-and-class overlap). Then every call goes once to every principal:
    one that fails (e.g. on the MCP server's upstream timeout) is reported and not timed, since each try would cost
    the whole timeout;
 4. timing runs on a fresh service process (a request that timed out leaves its work running in the first one);
@@ -62,6 +64,7 @@ DAYS = 8  # a 7-day rekap fits; small enough that 100k students fill in a few mi
 PAGE = 20  # cari_anak's default limit
 TARGETS = {"1 room": 1.2, "1 class": 1.2, "3 rooms": 1.5}  # p50 scoped / full, at most
 OFFICE = "full access"
+CLINIC = "peran:kesehatan"  # every principal may count clinic visits exactly (see 3. above)
 
 
 class CountingTransport(httpx2.AsyncHTTPTransport):
@@ -82,10 +85,10 @@ class ToolFailed(RuntimeError):
 
 @dataclass
 class Principal:
-    """One MCP server with a scope (None: full access), its client, and its samples (ms) and request counts."""
+    """One MCP server with a scope (`all`: full access), its client, and its samples (ms) and request counts."""
 
     name: str
-    scope: list[str] | None
+    scope: list[str]
     rooms: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     client: Client | None = None
@@ -143,11 +146,11 @@ def principals_of(db: Path) -> list[Principal]:
     common.log(f"  largest room {rooms[0]!r}, largest class {klass!r} ({size:,} students)")
 
     def scoped(name: str, room_names: list[str], class_names: list[str]) -> Principal:
-        scope = [f"kamar:{r}" for r in room_names] + [f"kelas:{k}" for k in class_names]
+        scope = [f"kamar:{r}" for r in room_names] + [f"kelas:{k}" for k in class_names] + [CLINIC]
         return Principal(name, scope, rooms=room_names, classes=class_names)
 
     return [
-        Principal(OFFICE, None),
+        Principal(OFFICE, ["all", CLINIC]),
         scoped("1 room", rooms[:1], []),
         scoped("3 rooms", rooms, []),
         scoped("1 class", [], [klass]),

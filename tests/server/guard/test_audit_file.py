@@ -125,7 +125,7 @@ def test_a_folder_that_goes_away_fails_the_line_and_the_next_one_works_again(tmp
 
 WRITER = textwrap.dedent(
     """
-    import sys, time
+    import json, sys, time
     from pathlib import Path
     from mcp_asrama.server.guard.audit_log import AuditLog
 
@@ -134,7 +134,18 @@ WRITER = textwrap.dedent(
     Path(f"{go}.{name}").touch()  # ready
     while not go.exists():
         time.sleep(0.001)
+
+    def the_other_has_written():
+        try:
+            return any(json.loads(line)["subject"] != name for line in path.read_bytes().splitlines())
+        except ValueError:  # a line read while it was being written
+            return False
+
     for n in range(count):
+        if n == count // 2:  # halfway, wait for the other writer: the lines interleave however busy the machine is
+            deadline = time.monotonic() + 30
+            while not the_other_has_written() and time.monotonic() < deadline:
+                time.sleep(0.001)
         writer.append({"time": "t", "event": "request", "subject": name, "method": "tools/call", "n": n})
     """
 )
@@ -164,7 +175,7 @@ def test_writers_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path)
     for name in ("p1", "p2"):
         assert [e["n"] for e in logged if e["subject"] == name] == list(range(count))
     switches = sum(a["subject"] != b["subject"] for a, b in itertools.pairwise(logged))
-    assert switches >= 2, "the two writers did not interleave: the test proved nothing"
+    assert switches >= 2, "the two writers did not interleave: the test proved nothing"  # each waits halfway
     intact, verdict = audit_check.verify(log_path)
     assert intact, verdict
 

@@ -1,0 +1,1 @@
+"""The school's own authorization server (`--auth sekolah`)."""

@@ -6,15 +6,23 @@
 //   OIDC_RESOURCE    the resource (our MCP server's public URL, .../mcp): the tokens' audience
 //   OIDC_KEYS        a JSON file {"keys": [private JWK, ...]}: all published, the first signs (rotation: restart
 //                    with a new first key); unset: one new RSA key, kid k1, for the life of the process
-//   OIDC_USERS       a JSON file {"<login>": {"asrama_scope": [...]}}, read again for every token (a user's
-//                    scope changes without a restart); other logins are refused
+//   OIDC_USERS       a JSON file {"<login>": {"asrama_scope": [...], "email": "...", "email_verified": true}},
+//                    read again for every token (a user's scope changes without a restart); other logins are
+//                    refused; email and email_verified (each optional) are the claims of scope `email`
 //   OIDC_ACCESS_TTL  seconds an access token lives (default 300)
+//   OIDC_LOGIN_CLIENT  optional: a preregistered confidential client, as JSON metadata ({"client_id",
+//                    "client_secret", "redirect_uris", "token_endpoint_auth_method"}), that signs people in (scope
+//                    `openid email profile`): no resource, so its access token is for userinfo only
+//   OIDC_ID_TOKEN_CLAIMS  "1": the ID token carries the scopes' claims (email) too, as Google's and Entra ID's do;
+//                    otherwise only userinfo has them (oidc-provider's conformIdTokenClaims)
+//   OIDC_TAMPER      optional: a file path; while the file exists, the token endpoint's ID token has its payload
+//                    changed (the signature no longer matches), as a forged token would
 // A client registers dynamically (RFC 7591) or names its client ID metadata document (an https URL; the test
 // serves it on 127.0.0.1, so outgoing fetches skip oidc-provider's special-use-address guard, and Node trusts the
 // test's certificate through NODE_EXTRA_CA_CERTS). PKCE (S256) is required; login and consent are oidc-provider's
 // development pages (any password; the login must be a user of OIDC_USERS). Prints "ready <issuer>" on stderr.
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 const { default: Provider, errors } = await import(pathToFileURL(process.env.OIDC_MODULE).href);
@@ -24,6 +32,7 @@ const issuer = `http://127.0.0.1:${port}`;
 const resource = process.env.OIDC_RESOURCE;
 const accessTtl = Number(process.env.OIDC_ACCESS_TTL || 300);
 const SCOPE = 'asrama:read';
+const loginClient = process.env.OIDC_LOGIN_CLIENT ? JSON.parse(process.env.OIDC_LOGIN_CLIENT) : undefined;
 
 function keys() {
   if (process.env.OIDC_KEYS) return JSON.parse(readFileSync(process.env.OIDC_KEYS, 'utf8'));
@@ -35,16 +44,26 @@ function users() {
   return JSON.parse(readFileSync(process.env.OIDC_USERS, 'utf8'));
 }
 
+function tampered(idToken) {
+  const [header, payload, signature] = idToken.split('.');
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+  const forged = Buffer.from(JSON.stringify({ ...claims, email: 'penyusup@contoh.sch.id' })).toString('base64url');
+  return [header, forged, signature].join('.');
+}
+
 const provider = new Provider(issuer, {
   jwks: keys(),
-  scopes: ['openid', 'offline_access', SCOPE],
+  scopes: ['openid', 'offline_access', 'email', 'profile', SCOPE],
+  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+  clients: loginClient ? [{ grant_types: ['authorization_code'], response_types: ['code'], ...loginClient }] : [],
+  conformIdTokenClaims: process.env.OIDC_ID_TOKEN_CLAIMS !== '1',
   features: {
     devInteractions: { enabled: true },
     registration: { enabled: true },
     clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
     resourceIndicators: {
       enabled: true,
-      defaultResource: () => resource,
+      defaultResource: (ctx, client) => (loginClient && client?.clientId === loginClient.client_id ? undefined : resource),
       useGrantedResource: () => true,
       getResourceServerInfo(ctx, indicator) {
         if (indicator !== resource) throw new errors.InvalidTarget();
@@ -59,7 +78,8 @@ const provider = new Provider(issuer, {
   ttl: { AccessToken: accessTtl, RefreshToken: 3600 },
   async findAccount(ctx, id) {
     if (!Object.hasOwn(users(), id)) return undefined;
-    return { accountId: id, claims: () => ({ sub: id }) };
+    const { email, email_verified } = users()[id];
+    return { accountId: id, claims: () => ({ sub: id, email, email_verified }) };
   },
   async extraTokenClaims(ctx, token) {
     if (token.kind !== 'AccessToken') return undefined;
@@ -67,6 +87,14 @@ const provider = new Provider(issuer, {
     if (!user) throw new errors.InvalidGrant('unknown user');
     return { asrama_scope: user.asrama_scope };
   },
+});
+
+provider.use(async (ctx, next) => {
+  await next();
+  const tamper = process.env.OIDC_TAMPER;
+  if (tamper && existsSync(tamper) && ctx.path === '/token' && ctx.body?.id_token) {
+    ctx.body = { ...ctx.body, id_token: tampered(ctx.body.id_token) };
+  }
 });
 
 provider.listen(port, '127.0.0.1', () => console.error(`ready ${issuer}`));

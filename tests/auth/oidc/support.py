@@ -26,33 +26,66 @@ from tests.e2e.conftest import clean_env, free_port, start, stop, wait_until_up
 PROGRAM = Path(__file__).with_name("provider.mjs")
 FORM = re.compile(r'<form[^>]*action="([^"]+)"[^>]*method="post">(.*?)</form>', re.S)
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
+CANCEL = re.compile(r'<a href="([^"]+)">\[ Cancel \]</a>')
 
 
 def private_jwk(kid: str) -> dict[str, Any]:
     """A new RSA signing key as a private JWK named `kid`."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     jwk: dict[str, Any] = json.loads(RSAAlgorithm.to_jwk(key))
+    jwk.pop("key_ops")  # ["sign"]: the provider would publish it with the public key, which strict verifiers refuse
     return {**jwk, "kid": kid, "alg": "RS256", "use": "sig"}
 
 
 class Provider:
     """oidc-provider on 127.0.0.1:`port` for one resource; `users` (login → asrama_scope) are re-read for every
     token; `restart(keys)` starts it again with other signing keys (the first signs). Its Node trusts `cert`, the
-    certificate a host's client ID metadata document is served with."""
+    certificate a host's client ID metadata document is served with. `login_client` preregisters a confidential
+    client that signs people in (scope `openid email profile`, claims set with `set_email`); `id_token_claims` puts
+    those claims in the ID token too (else userinfo only)."""
 
-    def __init__(self, module: str, port: int, resource: str, folder: Path, access_ttl: int) -> None:
+    def __init__(
+        self,
+        module: str,
+        port: int,
+        resource: str,
+        folder: Path,
+        access_ttl: int,
+        *,
+        login_client: dict[str, Any] | None = None,
+        id_token_claims: bool = False,
+    ) -> None:
         self.module, self.port, self.resource, self.folder, self.access_ttl = module, port, resource, folder, access_ttl
+        self.login_client, self.id_token_claims = login_client, id_token_claims
         self.issuer = f"http://127.0.0.1:{port}"
         self.jwks_url = f"{self.issuer}/jwks"
         self.keys_file, self.users_file = folder / "keys.json", folder / "users.json"
+        self.tamper_file = folder / "tamper"
         self.users_file.write_text("{}")
         self.cert = self_signed(folder)
         self.process: subprocess.Popen[Any] | None = None
         self.keys: list[dict[str, Any]] = []
 
     def set_scope(self, login: str, asrama_scope: list[str]) -> None:
+        self._set_user(login, asrama_scope=asrama_scope)
+
+    def set_email(self, login: str, email: str, email_verified: bool | None = None) -> None:
+        """The `email` claim of `login` and, unless None, its `email_verified`."""
+        self._set_user(login, email=email, email_verified=email_verified)
+
+    def _set_user(self, login: str, **claims: Any) -> None:
         users = json.loads(self.users_file.read_text())
-        self.users_file.write_text(json.dumps({**users, login: {"asrama_scope": asrama_scope}}))
+        user = {**users.get(login, {}), **claims}
+        self.users_file.write_text(json.dumps({**users, login: {k: v for k, v in user.items() if v is not None}}))
+
+    @contextmanager
+    def tampered_id_tokens(self) -> Iterator[None]:
+        """Within: the token endpoint answers with ID tokens whose payload was changed after signing."""
+        self.tamper_file.touch()
+        try:
+            yield
+        finally:
+            self.tamper_file.unlink()
 
     def restart(self, keys: list[dict[str, Any]]) -> None:
         self.stop()
@@ -67,6 +100,9 @@ class Provider:
             OIDC_USERS=str(self.users_file),
             OIDC_ACCESS_TTL=str(self.access_ttl),
             NODE_EXTRA_CA_CERTS=str(self.cert[0]),
+            OIDC_TAMPER=str(self.tamper_file),
+            OIDC_ID_TOKEN_CLAIMS="1" if self.id_token_claims else "0",
+            OIDC_LOGIN_CLIENT=json.dumps(self.login_client) if self.login_client else "",
         )
         log = self.folder / f"provider-{keys[0]['kid']}.log"
         self.process = start([str(node), str(PROGRAM)], env, log)
@@ -79,8 +115,11 @@ class Provider:
 
 
 @contextmanager
-def running_provider(module: str, port: int, resource: str, folder: Path, access_ttl: int) -> Iterator[Provider]:
-    provider = Provider(module, port, resource, folder, access_ttl)
+def running_provider(
+    module: str, port: int, resource: str, folder: Path, access_ttl: int, **options: Any
+) -> Iterator[Provider]:
+    """A started `Provider`; `options` are its keyword-only ones (login_client, id_token_claims)."""
+    provider = Provider(module, port, resource, folder, access_ttl, **options)
     try:
         provider.restart([private_jwk("k1")])
         yield provider
@@ -120,23 +159,7 @@ class Person:
 
     async def redirect_handler(self, url: str) -> None:
         self.logins += 1
-        async with httpx2.AsyncClient(timeout=15.0) as browser:
-            response = await browser.get(url)
-            while True:
-                if response.is_redirect:
-                    target = urljoin(str(response.url), response.headers["location"])
-                    if target.startswith(self.redirect_uri):
-                        self.result = _code(target)
-                        return
-                    response = await browser.get(target)
-                    continue
-                assert response.status_code == 200, (response.status_code, response.text[:500])
-                action, inputs = _form(response.text)
-                fields = dict(HIDDEN.findall(inputs))
-                if fields.get("prompt") == "login":
-                    fields |= {"login": self.login, "password": "rahasia"}
-                self.pages.append(fields.get("prompt", "?"))
-                response = await browser.post(urljoin(str(response.url), action), data=fields)
+        self.result = _code(await browse(url, self.login, self.redirect_uri, self.pages))
 
     async def callback_handler(self) -> AuthorizationCodeResult:
         assert self.result is not None, "no authorization code reached the redirect URI"
@@ -144,10 +167,39 @@ class Person:
         return result
 
 
+async def browse(url: str, login: str, redirect_uri: str, pages: list[str], cancel: bool = False) -> str:
+    """Follow `url` through the provider's pages as `login` (any password), submitting each form (its prompt goes
+    to `pages`) or, with `cancel`, taking the login page's Cancel link; returns the URL that reached `redirect_uri`."""
+    async with httpx2.AsyncClient(timeout=15.0) as browser:
+        response = await browser.get(url)
+        while True:
+            if response.is_redirect:
+                target = urljoin(str(response.url), response.headers["location"])
+                if target.startswith(redirect_uri):
+                    return target
+                response = await browser.get(target)
+                continue
+            assert response.status_code == 200, (response.status_code, response.text[:500])
+            if cancel:
+                response = await browser.get(urljoin(str(response.url), _unescape(CANCEL.search(response.text))))
+                continue
+            action, inputs = _form(response.text)
+            fields = dict(HIDDEN.findall(inputs))
+            if fields.get("prompt") == "login":
+                fields |= {"login": login, "password": "rahasia"}
+            pages.append(fields.get("prompt", "?"))
+            response = await browser.post(urljoin(str(response.url), action), data=fields)
+
+
+def _unescape(match: re.Match[str] | None) -> str:
+    assert match
+    return match.group(1).replace("&#x2F;", "/").replace("&#47;", "/")
+
+
 def _form(page: str) -> tuple[str, str]:
     match = FORM.search(page)
     assert match, page[:500]
-    return match.group(1).replace("&#x2F;", "/").replace("&#47;", "/"), match.group(2)
+    return _unescape(match), match.group(2)
 
 
 def _code(url: str) -> AuthorizationCodeResult:

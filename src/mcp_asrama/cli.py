@@ -228,8 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="HTTP: port (default 8001)")
     serve.add_argument(
         "--auth",
-        choices=["jwt", "none"],
-        help="HTTP: require the identity provider's JWTs (jwt) or not (none: loopback only)",
+        choices=["sekolah", "jwt", "none"],
+        help="HTTP: be the school's own sign-in (sekolah), require an external identity provider's JWTs (jwt), "
+        "or neither (none: loopback only)",
     )
     serve.add_argument("--public-url", help="HTTP: this server's public URL, e.g. https://asrama.example.sch.id/mcp")
     serve.add_argument("--auth-issuer", help="HTTP: the identity provider's issuer (the tokens' iss)")

@@ -76,6 +76,8 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
                     await book.halaman.tutup()
                 background.cancel_scope.cancel()
                 guard.close()
+                if guard.authority is not None:
+                    await guard.authority.aclose()
                 book.store.close()
 
     server = AsramaServer(
@@ -85,7 +87,8 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         instructions=features.instructions(settings.writes),
         lifespan=Shared(lifespan),  # HTTP's two response-mode apps both enter it: once per process
         cache_hints={**CACHE_HINTS, "tools/list": _BY_CALLER} if settings.writes else CACHE_HINTS,
-        token_verifier=guard.verifier,
+        token_verifier=None if guard.authority else guard.verifier,
+        auth_server_provider=guard.authority.provider if guard.authority else None,
         request_state_security=guard.security,
         auth=guard.auth,
         subscriptions=updates.bus,

@@ -31,8 +31,8 @@ def check_bind(settings: ServerSettings) -> None:
     refuses it too; this guards settings built without validation)."""
     if settings.transport == "http" and settings.auth == "none" and not is_loopback(settings.mcp_host):
         raise UnsafeBind(
-            f"refusing to serve MCP over HTTP on {settings.mcp_host} without authentication: set ASRAMA_AUTH=jwt "
-            "(--auth jwt) or bind 127.0.0.1"
+            f"refusing to serve MCP over HTTP on {settings.mcp_host} without authentication: set ASRAMA_AUTH=sekolah "
+            "(--auth sekolah) or ASRAMA_AUTH=jwt (--auth jwt), or bind 127.0.0.1"
         )
 
 

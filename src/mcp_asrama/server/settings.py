@@ -31,14 +31,24 @@ class ServerSettings(ConnectionLimits):
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     max_body_bytes: int = Field(1024 * 1024, ge=1024)
 
-    # Who may (HTTP): an OAuth 2.1 resource server validating the identity provider's JWT access tokens.
-    auth: Literal["jwt", "none"] = "none"
+    # Who may (HTTP): `jwt`, an OAuth 2.1 resource server validating an external authorization server's JWT access
+    # tokens; `sekolah`, this server is the authorization server itself (staff sign in with the school's accounts,
+    # scopes come from the staff list).
+    auth: Literal["jwt", "sekolah", "none"] = "none"
     public_url: AnyHttpUrl | None = None
     auth_issuer: str | None = None
     auth_jwks_url: AnyHttpUrl | None = None
     auth_public_key_file: Path | None = None
     auth_scope_claim: str = "asrama_scope"
     auth_required_scope: str = "asrama:read"
+
+    # --auth sekolah: who signs in (the school's OIDC provider and/or local accounts) and how long tokens live.
+    login_oidc_issuer: AnyHttpUrl | None = None
+    login_oidc_client_id: str | None = None
+    login_oidc_client_secret: SecretStr | None = None
+    login_domains: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    access_token_seconds: int = Field(600, ge=60, le=3600)
+    refresh_token_days: int = Field(30, ge=1, le=365)
 
     # What the local operator (stdio, or HTTP without auth on loopback) may see: everything unless narrowed.
     stdio_scope: Annotated[list[str], NoDecode] | None = None
@@ -75,7 +85,9 @@ class ServerSettings(ConnectionLimits):
     # Health counts for anyone but clinic staff: only over groups of at least this many students.
     kesehatan_min_anak: int = Field(20, ge=5, le=100_000)
 
-    _lists = field_validator("allowed_origins", "stdio_scope", "state_keys", "konfirmasi", mode="before")(comma_list)
+    _lists = field_validator(
+        "allowed_origins", "stdio_scope", "state_keys", "konfirmasi", "login_domains", mode="before"
+    )(comma_list)
 
     @field_validator("state_keys", mode="after")
     @classmethod
@@ -103,9 +115,14 @@ class ServerSettings(ConnectionLimits):
         if self.transport == "http" and self.auth == "none" and not is_loopback(self.mcp_host):
             raise ValueError(
                 f"refusing to serve children's data on {self.mcp_host} without authentication: "
-                "set ASRAMA_AUTH=jwt (with ASRAMA_PUBLIC_URL, ASRAMA_AUTH_ISSUER and a JWKS URL or public key) "
-                "or bind 127.0.0.1"
+                "set ASRAMA_AUTH=sekolah (with ASRAMA_PUBLIC_URL) or ASRAMA_AUTH=jwt (with ASRAMA_PUBLIC_URL, "
+                "ASRAMA_AUTH_ISSUER and a JWKS URL or public key), or bind 127.0.0.1"
             )
+        if self.auth == "sekolah":
+            if self.public_url is None:
+                raise ValueError("ASRAMA_AUTH=sekolah needs ASRAMA_PUBLIC_URL (the URL hosts reach /mcp at)")
+            if self.login_oidc_issuer is not None and not self.login_oidc_client_id:
+                raise ValueError("ASRAMA_LOGIN_OIDC_ISSUER needs ASRAMA_LOGIN_OIDC_CLIENT_ID")
         if self.auth == "jwt":
             missing = [
                 name

@@ -7,6 +7,7 @@ a request meets it in this order, outermost first (over stdio it starts at 6):
      1. Host / Origin gate ........ http_guard.HostOriginGate            403 foreign Origin, 421 foreign Host
         health, POST only ......... transport.HealthAndPost              /healthz, /readyz end here; 405
      2. body limit ................ SDK RequestBodyLimitMiddleware       413
+        sign-in (--auth sekolah) .. sekolah.authority.Authority.wrap     /masuk, /izin, metadata, JWKS end here
      3. routing headers ........... routing_headers.RoutingHeaderCheck   -32020; reads the body once
      4. rate limit ................ guard.ratelimit.wrap_http            429 (authenticated servers only)
      5. bearer auth ............... SDK auth, guard.auth verifier        401, 403 insufficient_scope, RFC 9728

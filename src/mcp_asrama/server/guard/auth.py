@@ -17,7 +17,7 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -107,6 +107,13 @@ def signing_keys(jwks: object) -> dict[str, VerifyingKey]:
         if allowed and isinstance(key, rsa.RSAPublicKey | ec.EllipticCurvePublicKey):
             keys[kid] = (key, allowed)
     return keys
+
+
+@runtime_checkable
+class KeyLookup(Protocol):
+    """Signing keys found by `kid`: the identity provider's JWKS, or the school's own key ring (`--auth sekolah`)."""
+
+    async def key(self, kid: str) -> VerifyingKey | None: ...
 
 
 class JwksKeys:
@@ -202,13 +209,13 @@ def _scopes(claims: dict[str, Any]) -> list[str]:
 class JwtVerifier(TokenVerifier):
     """Validates the identity provider's JWT access tokens for this resource (the SDK's `TokenVerifier`)."""
 
-    def __init__(self, *, issuer: str, resource: str, keys: JwksKeys | PublicKey) -> None:
+    def __init__(self, *, issuer: str, resource: str, keys: KeyLookup | PublicKey) -> None:
         self.issuer = issuer
         self.resource = resource
         self.keys = keys
 
     async def _key(self, header: dict[str, Any]) -> VerifyingKey:
-        if isinstance(self.keys, JwksKeys):
+        if isinstance(self.keys, KeyLookup):
             kid = header.get("kid")
             if not isinstance(kid, str) or not kid:
                 raise Rejected("no kid")

@@ -25,6 +25,7 @@ from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
 from mcp_asrama.server.guard.access import Akses, current_principal
 from mcp_asrama.server.guard.token_cache import CachingVerifier
 from mcp_asrama.server.routing_headers import RoutingHeaderCheck
+from mcp_asrama.server.sekolah.authority import Authority, origin
 from mcp_asrama.server.settings import ServerSettings
 
 HEALTH_PATHS = ("/healthz", "/readyz")  # answered behind the Host/Origin gate only (any Host: load balancers)
@@ -35,6 +36,8 @@ def http_policy(settings: ServerSettings) -> HttpPolicy:
     plus the loopback origins when bound to loopback (a local browser client such as the Inspector)."""
     names = [settings.public_url.host] if settings.public_url is not None and settings.public_url.host else []
     origins = [*settings.allowed_origins, *(LOOPBACK_ORIGINS if is_loopback(settings.mcp_host) else ())]
+    if settings.auth == "sekolah" and settings.public_url is not None:  # the sign-in pages' own forms
+        origins.append(origin(settings.public_url))
     return HttpPolicy.of(settings.mcp_host, names, origins)
 
 
@@ -49,6 +52,7 @@ class Guard:
     limiter: ratelimit.RateLimiter
     claims: confirm.ClaimStore
     auditors: list[audit.Auditor]
+    authority: Authority | None = None  # --auth sekolah: this server is the authorization server
     server: AsramaServer | None = field(default=None)  # set by `install`: the audit asks it which tools write
 
     @classmethod
@@ -56,14 +60,16 @@ class Guard:
         """The policy objects `settings` configure (raises AuthConfigError, AuditConfigError for unusable ones)."""
         keys = [key.get_secret_value() for key in settings.state_keys]
         security = RequestStateSecurity(keys=keys) if keys else RequestStateSecurity.ephemeral()
+        authority = Authority(settings) if settings.auth == "sekolah" else None
         guard = cls(
             settings,
             local,
             security,
-            auth.token_verifier(settings),
+            authority.provider.verifier if authority else auth.token_verifier(settings),
             ratelimit.RateLimiter(settings),
             confirm.claim_store(settings.confirm_storage),
             [],
+            authority,
         )
         guard.auditors = audit.middleware(settings, guard.writes_tool)
         return guard
@@ -75,8 +81,9 @@ class Guard:
 
     @property
     def auth(self) -> AuthSettings | None:
-        """The SDK's resource-server settings for the bearer step (None without auth)."""
-        return auth.auth_settings(self.settings)
+        """The SDK's settings for the bearer step and, with --auth sekolah, its authorization server (None without
+        auth)."""
+        return self.authority.auth_settings() if self.authority else auth.auth_settings(self.settings)
 
     def writes_tool(self, tool: str) -> bool:
         """Whether `tool` writes, as its registration said."""
@@ -108,6 +115,7 @@ def install(server: AsramaServer, guard: Guard, *, inner: Sequence[ServerMiddlew
         methods /mcp does not serve, behind the gate and before everything else."""
         app = ratelimit.wrap_http(mcp, guard.limiter, guard.verifier) if guard.limited else mcp  # 4
         app = RoutingHeaderCheck(app, settings.max_body_bytes)  # 3
+        app = guard.authority.wrap(app) if guard.authority else app  # 2b: the sign-in pages (--auth sekolah)
         app = endpoints(RequestBodyLimitMiddleware(app, settings.max_body_bytes))  # 2
         return HostOriginGate(app, http_policy(settings), host_exempt=HEALTH_PATHS)  # 1
 

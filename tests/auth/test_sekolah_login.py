@@ -1,0 +1,140 @@
+"""`serve --transport http --auth sekolah`: our server is the authorization server. The SDK's OAuth client meets it
+as a host does (401 → Protected Resource Metadata → authorization server metadata → registration → /authorize →
+our sign-in and consent pages → code + PKCE → token) and a staff member reads exactly what the staff list gives
+them; then refresh, reuse, replay and revocation over real sockets (a real service and server process)."""
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx2
+import jwt
+import pytest
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientMetadata
+
+from tests.auth.conftest import Mcp, mcp_process
+from tests.auth.oidc.support import Memory
+from tests.auth.sekolah_support import REDIRECT_URI, Browser, put_staff, set_password, staff
+from tests.auth.support import MODERN, TIMEOUT
+from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
+from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
+from tests.server.support import call_ok
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+HOST = {
+    "client_name": "Claude",
+    "redirect_uris": [REDIRECT_URI],
+    "grant_types": ["authorization_code", "refresh_token"],
+    "response_types": ["code"],
+    "token_endpoint_auth_method": "none",
+}
+RIDWAN, HALIMAH, KLINIK = "ridwan@pesantren.sch.id", "halimah@pesantren.sch.id", "klinik@pesantren.sch.id"
+
+
+@pytest.fixture(scope="module")
+def school(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The data service (a process) with the tutorial's data and three staff members with passwords."""
+    folder = tmp_path_factory.mktemp("sekolah")
+    db_file = folder / "asrama.db"
+    insert_rows(f"sqlite:///{db_file}", kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
+    port = free_port()
+    log = folder / "service.log"
+    env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder))
+    process = start([EXECUTABLE, "service", "--port", str(port), "--db", f"sqlite:///{db_file}"], env, log)
+    try:
+        wait_until_up(port, process, log)
+        url = f"http://127.0.0.1:{port}"
+        put_staff(url, staff(RIDWAN, peran=["musyrif"], kamar=("Al-Fatih 1",), menulis=True))
+        put_staff(url, staff(HALIMAH, peran=["musyrif"], kamar=("Aisyah 2",)))
+        put_staff(url, staff(KLINIK, peran=["kesehatan"]))
+        for email in (RIDWAN, HALIMAH, KLINIK):
+            set_password(db_file, email)
+        yield url, db_file
+    finally:
+        stop(process)
+
+
+@pytest.fixture(scope="module")
+def mcp(school: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
+    port = free_port()
+    flags = ["--auth", "sekolah", "--public-url", f"http://127.0.0.1:{port}/mcp"]
+    env = {"ASRAMA_API_URL": school[0], "ASRAMA_API_TOKEN": TOKEN}
+    with mcp_process(flags, env, tmp_path_factory.mktemp("mcp"), port) as server:
+        yield server
+
+
+@asynccontextmanager
+async def host(mcp: Mcp, person: Browser, storage: Memory) -> AsyncIterator[Client]:
+    oauth = OAuthClientProvider(
+        mcp.url, OAuthClientMetadata.model_validate(HOST), storage, person.redirect_handler, person.callback_handler
+    )
+    async with (
+        person,
+        httpx2.AsyncClient(auth=oauth, timeout=TIMEOUT) as http,
+        Client(streamable_http_client(mcp.url, http_client=http), mode=MODERN, cache=None) as client,
+    ):
+        yield client
+
+
+async def students(client: Client) -> set[str]:
+    return {row["id"] for row in (await call_ok(client, "cari_anak", {}))["data"]}
+
+
+async def test_a_musyrif_signs_in_and_sees_exactly_his_room(mcp: Mcp) -> None:
+    person, storage = Browser(RIDWAN), Memory()
+    async with host(mcp, person, storage) as client:
+        assert await students(client) == {"A001", "A002"}  # Al-Fatih 1's
+    assert [path for _, path in person.pages] == ["/masuk", "/izin"]
+    assert storage.client is not None and storage.client.client_id_issued_at  # registered dynamically (RFC 7591)
+    token = storage.tokens[-1]
+    assert (
+        token.expires_in == 600
+        and token.refresh_token
+        and set((token.scope or "").split())
+        == {
+            "asrama:read",
+            "asrama:write",
+        }
+    )
+    server = httpx2.get(f"{mcp.base}/.well-known/oauth-authorization-server", timeout=TIMEOUT).json()
+    keys = jwt.PyJWKClient(server["jwks_uri"]).get_signing_key_from_jwt(token.access_token)
+    claims = jwt.decode(token.access_token, keys.key, algorithms=["ES256"], audience=mcp.public_url)
+    assert claims["iss"] == server["issuer"] and claims["sub"] == RIDWAN and claims["exp"] - claims["iat"] == 600
+    assert claims["asrama_scope"] == ["kamar:Al-Fatih 1"]
+    assert jwt.get_unverified_header(token.access_token)["typ"] == "at+jwt"
+    resource = httpx2.get(mcp.metadata_url, timeout=TIMEOUT).json()
+    assert resource["authorization_servers"] == [server["issuer"]] and "asrama:write" in resource["scopes_supported"]
+
+
+async def test_without_menulis_no_write_scope(mcp: Mcp) -> None:
+    person, storage = Browser(HALIMAH), Memory()
+    async with host(mcp, person, storage) as client:
+        assert await students(client) == {"A003"}
+    assert storage.tokens[-1].scope == "asrama:read"
+    consent = person.pages[-1]
+    assert consent == (200, "/izin")
+
+
+async def test_a_wrong_password_gets_no_code(mcp: Mcp) -> None:
+    async with Browser(RIDWAN, sandi="salah-sekali") as person:
+        page = await person.sign_in(await authorize_url(person.http, mcp))
+    assert page.status_code == 401 and "Email atau sandi salah" in page.text
+    assert "code=" not in page.headers.get("location", "")
+
+
+async def authorize_url(http: httpx2.AsyncClient, mcp: Mcp, **extra: str) -> str:
+    """Register a client and build its authorization URL (PKCE S256), as a host would."""
+    registered = (await http.post(f"{mcp.base}/register", json=HOST)).json()
+    params = {
+        "response_type": "code",
+        "client_id": registered["client_id"],
+        "redirect_uri": REDIRECT_URI,
+        "code_challenge": "x" * 43,
+        "code_challenge_method": "S256",
+        "state": "s1",
+        **extra,
+    }
+    return str(httpx2.URL(f"{mcp.base}/authorize", params=params))

@@ -1,6 +1,7 @@
 """`AsramaClient`: typed calls to the data service over one pooled async HTTP client (httpx2)."""
 
 import logging
+import re
 from collections.abc import Collection, Sequence
 from datetime import date
 from typing import Any, TypedDict, TypeVar, Unpack
@@ -37,7 +38,9 @@ from mcp_asrama.contract.absensi import EntriAbsensi
 from mcp_asrama.contract.hafalan import HafalanIn
 from mcp_asrama.contract.izin import IzinIn
 from mcp_asrama.contract.kesehatan import KunjunganIn
+from mcp_asrama.contract.oauth_state import KEY_PATTERN, KIND_PATTERN, Dropped, State, StateIn
 from mcp_asrama.contract.pelanggaran import PelanggaranIn
+from mcp_asrama.contract.pengurus import HasilMasuk, Pengurus
 from mcp_asrama.contract.types import Strict
 
 log = logging.getLogger(__name__)
@@ -157,18 +160,25 @@ class AsramaClient:
     async def _post(self, path: str, model: type[M], body: dict[str, Any], headers: dict[str, str]) -> M:
         return await self._send("POST", path, model, json=body, headers=headers)
 
-    async def _send(self, method: str, path: str, model: type[M], multi: bool = False, **request: Any) -> M:
+    async def _answer(
+        self, method: str, path: str, ok: Collection[int] = (200, 201), **request: Any
+    ) -> httpx2.Response:
+        """The service's answer with a status in `ok`, noting what it honours; else the error it stands for."""
         try:
             response = await self._http.request(method, path, **request)
         except httpx2.TimeoutException as exc:
             raise ServiceTimeout("service did not answer in time") from exc
         except httpx2.RequestError as exc:
             raise ServiceUnavailable(f"service unreachable ({type(exc).__name__})") from exc
-        if response.status_code not in (200, 201):
+        if response.status_code not in ok:
             log.warning("service answered %s", response.status_code, extra={"path": path.split("/")[1]})
             raise for_status(response.status_code, response.headers)
         fitur = response.headers.get(FITUR_HEADER, "").replace(" ", "").split(",")
         self.filter_ganda, self.nilai_lama = FILTER_GANDA in fitur, NILAI_LAMA in fitur
+        return response
+
+    async def _send(self, method: str, path: str, model: type[M], multi: bool = False, **request: Any) -> M:
+        response = await self._answer(method, path, **request)
         if multi and not self.filter_ganda:
             raise NoMultiFilter(f"service ignores several values per filter on {path.split('/')[1]}")
         try:
@@ -320,3 +330,45 @@ class AsramaClient:
     async def catat_kunjungan(self, body: KunjunganIn, *, actor: str | None, key: str) -> KunjunganKlinik:
         """`POST /kesehatan`, once per `key`."""
         return await self.create("kesehatan", KunjunganKlinik, body, actor=actor, key=key)
+
+    # --- the school's own sign-in (`--auth sekolah`): staff, local passwords, the shared state ---
+
+    async def pengurus(self, email: str) -> Pengurus:
+        """`GET /pengurus/{email}`: one staff member (the email in any case)."""
+        return await self._get(f"/pengurus/{quote(email, safe='')}", Pengurus)
+
+    async def pengurus_masuk(self, email: str, sandi: str) -> HasilMasuk:
+        """`POST /pengurus/{email}/masuk`: a local account's password checked; every outcome is an answer (`hasil`)."""
+        path = f"/pengurus/{quote(email, safe='')}/masuk"
+        return await self._send("POST", path, HasilMasuk, json={"sandi": sandi})
+
+    @staticmethod
+    def _state_path(kind: str, key: str) -> str:
+        """The route of `kind`/`key`; ValueError for a kind or key the contract's patterns refuse."""
+        if not (re.fullmatch(KIND_PATTERN, kind) and re.fullmatch(KEY_PATTERN, key)):
+            raise ValueError("an oauth-state kind or key outside the contract's patterns")
+        return f"/oauth-state/{kind}/{key}"
+
+    async def state_add(self, kind: str, key: str, body: StateIn) -> State:
+        """`POST /oauth-state/{kind}/{key}`: store unless held (`created`); else the value held, unchanged."""
+        return await self._send("POST", self._state_path(kind, key), State, json=body.model_dump(mode="json"))
+
+    async def state_put(self, kind: str, key: str, body: StateIn) -> State:
+        """`PUT /oauth-state/{kind}/{key}`: store, replacing any value (`created`: none was held)."""
+        return await self._send("PUT", self._state_path(kind, key), State, json=body.model_dump(mode="json"))
+
+    async def state_get(self, kind: str, key: str) -> State:
+        """`GET /oauth-state/{kind}/{key}` (`NotFound`: none, or expired)."""
+        return await self._get(self._state_path(kind, key), State)
+
+    async def state_take(self, kind: str, key: str) -> State:
+        """`POST /oauth-state/{kind}/{key}/take`: the value, deleted; `NotFound` for all but one concurrent taker."""
+        return await self._send("POST", f"{self._state_path(kind, key)}/take", State)
+
+    async def state_drop(self, kind: str, key: str) -> None:
+        """`DELETE /oauth-state/{kind}/{key}` (held or not)."""
+        await self._answer("DELETE", self._state_path(kind, key), ok=(204,))
+
+    async def state_drop_family(self, family: str) -> int:
+        """`DELETE /oauth-state?family=`: every row of `family` deleted; how many were live."""
+        return (await self._send("DELETE", "/oauth-state", Dropped, params={"family": family})).deleted

@@ -2,12 +2,13 @@
 clinic's staff), as written (`PengurusIn`) and as a client keeps it (`Pengurus`).
 
 A staff member is known by their `email`, case folded wherever it is stored or looked up ("Ridwan@Sekolah.sch.id"
-is "ridwan@sekolah.sch.id"). No shape here holds anything of a password: its hash never leaves the data service.
+is "ridwan@sekolah.sch.id"). No answer here holds anything of a password: its hash never leaves the data service;
+a local account's sign-in sends the password (`MasukIn`) and is told only the outcome (`HasilMasuk`).
 """
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
 
 from mcp_asrama.contract.types import Rapi, Shape, Strict, TanpaNul, Teks
 
@@ -78,3 +79,20 @@ class DaftarPengurus(Shape):
     """`GET /pengurus`."""
 
     data: list[Pengurus]
+
+
+class MasukIn(Strict):
+    """`POST /pengurus/{email}/masuk` body: the password of a local account, as typed (never trimmed)."""
+
+    model_config = ConfigDict(str_strip_whitespace=False)
+
+    sandi: Annotated[str, Field(min_length=1, max_length=1024, description="the password")]
+
+
+class HasilMasuk(Shape):
+    """A sign-in's outcome (always HTTP 200): `ok` (with `pengurus`), `salah` (unknown email, no password set or a
+    wrong one), `terkunci` (too many wrong ones: try again in `coba_lagi_detik`), `nonaktif` (deactivated)."""
+
+    hasil: Literal["ok", "salah", "terkunci", "nonaktif"]
+    pengurus: Pengurus | None = None
+    coba_lagi_detik: int | None = None

@@ -21,7 +21,7 @@ from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import perubahan as crud_perubahan
 from mcp_asrama.service.db import analyse_if_needed, init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.feed import Feed
-from mcp_asrama.service.routes import docs, health, perubahan
+from mcp_asrama.service.routes import docs, health, oauth_state, perubahan
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +71,9 @@ class FeatureHeader:
 
 def routers() -> list[APIRouter]:
     """Every domain's router (`mcp_asrama.service.routes.<name>`, in the order of `contract.DOMAINS`), then the
-    change feed's, the health check's and the docs'."""
+    change feed's, the health check's, the docs' and the sign-in's shared state's (`/oauth-state`)."""
     domains = [importlib.import_module(f"mcp_asrama.service.routes.{d.name}") for d in DOMAINS]
-    return [module.router for module in (*domains, perubahan, health, docs)]
+    return [module.router for module in (*domains, perubahan, health, docs, oauth_state)]
 
 
 class NoToken(ValueError):

@@ -1,21 +1,31 @@
 """The staff list's queries, shared by the routes and the `mcp-asrama pengurus` commands: list, find, store (by
-case-folded email), deactivate, and set a local account's password (an Argon2id hash, `argon2-cffi`'s defaults:
-RFC 9106's low-memory profile)."""
+case-folded email), deactivate, set a local account's password (an Argon2id hash, `argon2-cffi`'s defaults:
+RFC 9106's low-memory profile) and check one at sign-in (`masuk`: failed attempts counted, the account locked after
+`LOCK_AFTER` in a row)."""
 
+import math
+import secrets
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 from argon2 import PasswordHasher
-from sqlalchemy import select
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from mcp_asrama.contract.pengurus import PengurusIn, fold_email
+from mcp_asrama.contract.pengurus import HasilMasuk, PengurusIn, fold_email
+from mcp_asrama.contract.pengurus import Pengurus as PengurusPublic
 from mcp_asrama.service.crud import common
 from mcp_asrama.service.models.pengurus import Pengurus
 
 HASHER = PasswordHasher()
 """Argon2id with the library's maintained defaults (its parameters live in each hash, so they may change later)."""
+LOCK_AFTER = 5
+"""Wrong passwords in a row that lock the account: for `FIRST_LOCK`, doubled by each further one, at most `MAX_LOCK`."""
+FIRST_LOCK = timedelta(seconds=60)
+MAX_LOCK = timedelta(hours=1)
 
 
 def daftar(session: Session, aktif: bool | None = None, peran: Sequence[str] = ()) -> list[Pengurus]:
@@ -64,3 +74,48 @@ def set_sandi(session: Session, email: str, sandi: str) -> bool:
     found.terkunci_sampai = None
     found.diubah = datetime.now(UTC)
     return True
+
+
+@cache
+def _dummy_hash() -> str:
+    """A hash of a random password: checked when there is nothing to check, so the time taken does not tell."""
+    return HASHER.hash(secrets.token_urlsafe(16))
+
+
+def _verifies(hashed: str, sandi: str) -> bool:
+    try:
+        return HASHER.verify(hashed, sandi)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A stored time as UTC (SQLite gives it back without its zone)."""
+    return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
+
+
+def masuk(session: Session, email: str, sandi: str, now: datetime) -> HasilMasuk:
+    """Check `sandi` against the password of `email` at `now` (the caller commits): `salah` for an unknown email, no
+    password or a wrong one (counted: the `LOCK_AFTER`th in a row locks the account); `terkunci` while locked (not
+    checked, not counted); `nonaktif` for the right one of a deactivated account; else `ok` (the count cleared, the
+    hash renewed when the hasher's parameters changed)."""
+    found = cari(session, email)
+    if found is None or found.sandi is None:
+        _verifies(_dummy_hash(), sandi)
+        return HasilMasuk(hasil="salah")
+    locked = _utc(found.terkunci_sampai)
+    if locked is not None and locked > now:
+        return HasilMasuk(hasil="terkunci", coba_lagi_detik=math.ceil((locked - now).total_seconds()))
+    if not _verifies(found.sandi, sandi):
+        counted = update(Pengurus).where(Pengurus.email == found.email).values(gagal=Pengurus.gagal + 1)
+        gagal = session.execute(counted.returning(Pengurus.gagal)).scalar_one()
+        if gagal >= LOCK_AFTER:
+            found.terkunci_sampai = now + min(FIRST_LOCK * 2 ** min(gagal - LOCK_AFTER, 6), MAX_LOCK)
+        return HasilMasuk(hasil="salah")
+    if not found.aktif:
+        return HasilMasuk(hasil="nonaktif")
+    found.gagal = 0
+    found.terkunci_sampai = None
+    if HASHER.check_needs_rehash(found.sandi):
+        found.sandi = HASHER.hash(sandi)
+    return HasilMasuk(hasil="ok", pengurus=PengurusPublic.model_validate(found, from_attributes=True))

@@ -1,12 +1,13 @@
 """`/pengurus`: the staff list. List (by role, active or not), one person, store one (`PUT`: created or replaced,
-so sending it again changes nothing), deactivate one. Answers are the contract's `Pengurus`: the password's hash and
-the sign-in's counters never leave the service."""
+so sending it again changes nothing), deactivate one, check a local account's password (`masuk`). Answers are the
+contract's `Pengurus`: the password's hash and the sign-in's counters never leave the service."""
 
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Response
 
-from mcp_asrama.contract.pengurus import DaftarPengurus, Pengurus, PengurusIn, Peran, fold_email
+from mcp_asrama.contract.pengurus import DaftarPengurus, HasilMasuk, MasukIn, Pengurus, PengurusIn, Peran, fold_email
 from mcp_asrama.service.crud import pengurus as crud
 from mcp_asrama.service.deps import SessionDep, TokenDep
 from mcp_asrama.service.models.pengurus import Pengurus as Row
@@ -66,3 +67,13 @@ def nonaktifkan_pengurus(email: EmailPath, session: SessionDep) -> Pengurus:
     row = _found(crud.nonaktif(session, email))
     session.commit()
     return _public(row)
+
+
+@router.post("/{email}/masuk", response_model=HasilMasuk)
+def masuk_pengurus(email: EmailPath, body: MasukIn, session: SessionDep) -> HasilMasuk:
+    """Check a local account's password; always 200 with the outcome (`ok` with the staff member, `salah`,
+    `terkunci` with the seconds left, `nonaktif`). Five wrong ones in a row lock the account for a minute, each
+    further one doubles it (at most an hour); an unknown email is `salah`, taking as long."""
+    hasil = crud.masuk(session, email, body.sandi, datetime.now(UTC))
+    session.commit()
+    return hasil

@@ -53,7 +53,8 @@ class Authority:
             state=state,
             ring=KeyRing(state),
             directory=directory,
-            documents=ClientDocuments(),
+            # A server on loopback (a trial on one machine) may read documents served on loopback.
+            documents=ClientDocuments(allow_loopback=is_loopback(self.public_url.host or "")),
             scope_claim=settings.auth_scope_claim,
             access_ttl=settings.access_token_seconds,
             refresh_ttl=settings.refresh_token_days * 86400,
@@ -128,6 +129,7 @@ class Authority:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+        await self.provider.documents.aclose()
         if self._login is not None:
             await self._login.aclose()
         self._limits.close()

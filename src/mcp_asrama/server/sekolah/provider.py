@@ -13,6 +13,7 @@
 """
 
 import logging
+import re
 import secrets
 import time
 from typing import Any
@@ -38,6 +39,8 @@ from mcp_asrama.server.sekolah.staff import SCOPES, grant
 from mcp_asrama.server.sekolah.store import SharedState, hashed
 
 log = logging.getLogger(__name__)
+
+CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")  # base64url of a SHA-256, unpadded
 
 PENDING_TTL = 600  # seconds a sign-in may take, from /authorize to the consent
 CODE_TTL = 120  # seconds an authorization code lives
@@ -110,6 +113,8 @@ class SekolahProvider:
         """Keep the request and send the browser to our sign-in page."""
         if params.resource is not None and not same_resource(params.resource, self.resource):
             raise AuthorizeError("invalid_target", "this server issues tokens for its own /mcp only")
+        if not CHALLENGE.fullmatch(params.code_challenge):  # the SDK takes any string, even an empty one
+            raise AuthorizeError("invalid_request", "code_challenge must be an S256 challenge (RFC 7636)")
         permintaan = secrets.token_urlsafe(24)
         pending = {
             "client_id": client.client_id,

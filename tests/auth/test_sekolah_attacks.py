@@ -1,0 +1,243 @@
+"""`--auth sekolah` refuses what it must, each over real sockets: a replayed code, a reused refresh token (its family
+revoked), a token or resource for another server, PKCE missing or `plain`, a redirect URI not registered, a forged
+session cookie, a cross-site POST, a guessed password, a deactivated account; and a musyrif's refreshed token follows
+his new room."""
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+import jwt
+import pytest
+from sqlalchemy import update
+
+from mcp_asrama.service.db import make_engine, make_sessionmaker
+from mcp_asrama.service.models.pengurus import Pengurus
+from tests.auth.conftest import Mcp, mcp_process
+from tests.auth.sekolah_support import REDIRECT_URI, SANDI, Browser, pkce, put_staff, set_password, staff
+from tests.auth.support import MODERN, TIMEOUT, rpc
+from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
+from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+HOST = {"client_name": "Uji", "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+
+
+@pytest.fixture(scope="module")
+def school(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    folder = tmp_path_factory.mktemp("sekolah")
+    db_file = folder / "asrama.db"
+    insert_rows(f"sqlite:///{db_file}", kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
+    port = free_port()
+    log = folder / "service.log"
+    process = start(
+        [EXECUTABLE, "service", "--port", str(port), "--db", f"sqlite:///{db_file}"],
+        clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder)),
+        log,
+    )
+    try:
+        wait_until_up(port, process, log)
+        yield f"http://127.0.0.1:{port}", db_file
+    finally:
+        stop(process)
+
+
+@pytest.fixture(scope="module")
+def mcp(school: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
+    port = free_port()
+    flags = ["--auth", "sekolah", "--public-url", f"http://127.0.0.1:{port}/mcp"]
+    env = {"ASRAMA_API_URL": school[0], "ASRAMA_API_TOKEN": TOKEN}
+    with mcp_process(flags, env, tmp_path_factory.mktemp("mcp"), port) as server:
+        yield server
+
+
+def musyrif(school: tuple[str, Path], email: str, kamar: str = "Al-Fatih 1", **more: Any) -> str:
+    put_staff(school[0], staff(email, peran=["musyrif"], kamar=(kamar,), **more))
+    set_password(school[1], email)
+    return email
+
+
+async def sign_in(mcp: Mcp, email: str, **extra: str | None) -> tuple[httpx2.Response, str, str]:
+    """A registered client's person signs in: (the redirect or refusal, the client id, the PKCE verifier)."""
+    verifier, challenge = pkce()
+    async with Browser(email) as person:
+        client_id = (await person.http.post(f"{mcp.base}/register", json=HOST)).json()["client_id"]
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT_URI,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": "s1",
+            "scope": "asrama:read asrama:write",
+            "resource": mcp.public_url,
+            **extra,
+        }
+        sent = {name: value for name, value in params.items() if value is not None}
+        answer = await person.sign_in(str(httpx2.URL(f"{mcp.base}/authorize", params=sent)))
+    return answer, client_id, verifier
+
+
+def query_of(answer: httpx2.Response) -> dict[str, str]:
+    assert answer.is_redirect, (answer.status_code, answer.text[:300])
+    return {k: v[0] for k, v in parse_qs(urlsplit(answer.headers["location"]).query).items()}
+
+
+def token(mcp: Mcp, **form: str) -> httpx2.Response:
+    return httpx2.post(f"{mcp.base}/token", data=form, timeout=TIMEOUT)
+
+
+async def tokens_for(mcp: Mcp, email: str) -> tuple[dict[str, Any], str]:
+    answer, client_id, verifier = await sign_in(mcp, email)
+    code = query_of(answer)["code"]
+    got = token(
+        mcp,
+        grant_type="authorization_code",
+        code=code,
+        client_id=client_id,
+        code_verifier=verifier,
+        redirect_uri=REDIRECT_URI,
+        resource=mcp.public_url,
+    )
+    assert got.status_code == 200, got.text
+    return got.json(), client_id
+
+
+def refresh(mcp: Mcp, refresh_token: str, client_id: str) -> httpx2.Response:
+    return token(mcp, grant_type="refresh_token", refresh_token=refresh_token, client_id=client_id)
+
+
+def students(mcp: Mcp, access_token: str) -> httpx2.Response:
+    body, headers = rpc("tools/call", {"name": "cari_anak", "arguments": {}}, era=MODERN)
+    headers["Authorization"] = f"Bearer {access_token}"
+    return httpx2.post(mcp.url, json=body, headers=headers, timeout=TIMEOUT)
+
+
+def ids(answer: httpx2.Response) -> set[str]:
+    assert answer.status_code == 200, answer.text[:300]
+    return {row["id"] for row in answer.json()["result"]["structuredContent"]["data"]}
+
+
+async def test_a_refreshed_token_follows_the_new_room(mcp: Mcp, school: tuple[str, Path]) -> None:
+    email = musyrif(school, "pindah@pesantren.sch.id")
+    first, client_id = await tokens_for(mcp, email)
+    assert ids(students(mcp, first["access_token"])) == {"A001", "A002"}
+    put_staff(school[0], staff(email, peran=["musyrif"], kamar=("Aisyah 2",)))
+    second = refresh(mcp, first["refresh_token"], client_id).json()
+    assert ids(students(mcp, second["access_token"])) == {"A003"}
+    assert jwt.decode(second["access_token"], options={"verify_signature": False})["asrama_scope"] == ["kamar:Aisyah 2"]
+    assert second["refresh_token"] != first["refresh_token"]  # rotated
+
+
+async def test_a_reused_refresh_token_revokes_its_family(mcp: Mcp, school: tuple[str, Path]) -> None:
+    first, client_id = await tokens_for(mcp, musyrif(school, "curian@pesantren.sch.id"))
+    second = refresh(mcp, first["refresh_token"], client_id).json()
+    reused = refresh(mcp, first["refresh_token"], client_id)  # the thief (or the owner) replays the old one
+    assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
+    assert refresh(mcp, second["refresh_token"], client_id).json()["error"] == "invalid_grant"  # family gone
+    assert students(mcp, second["access_token"]).status_code == 401  # and its access token with it
+
+
+async def test_a_replayed_code_is_refused_and_revokes_what_it_gave(mcp: Mcp, school: tuple[str, Path]) -> None:
+    answer, client_id, verifier = await sign_in(mcp, musyrif(school, "kode@pesantren.sch.id"))
+    form = {"grant_type": "authorization_code", "code": query_of(answer)["code"], "client_id": client_id}
+    form |= {"code_verifier": verifier, "redirect_uri": REDIRECT_URI}
+    first = token(mcp, **form)
+    assert first.status_code == 200
+    again = token(mcp, **form)
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert students(mcp, first.json()["access_token"]).status_code == 401
+
+
+async def test_a_resource_of_another_server_gets_no_code(mcp: Mcp, school: tuple[str, Path]) -> None:
+    answer, _, _ = await sign_in(mcp, musyrif(school, "lain@pesantren.sch.id"), resource="https://lain.example/mcp")
+    assert query_of(answer)["error"] == "invalid_target"
+
+
+async def test_a_token_of_another_server_is_refused(
+    mcp: Mcp, school: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    port = free_port()
+    flags = ["--auth", "sekolah", "--public-url", f"http://127.0.0.1:{port}/mcp"]
+    env = {"ASRAMA_API_URL": school[0], "ASRAMA_API_TOKEN": TOKEN}
+    with mcp_process(flags, env, tmp_path_factory.mktemp("other"), port) as other:
+        theirs, _ = await tokens_for(other, musyrif(school, "tamu@pesantren.sch.id"))
+        assert ids(students(other, theirs["access_token"])) == {"A001", "A002"}
+    # Same service, same signing keys: only the issuer and the audience say it is not ours.
+    assert students(mcp, theirs["access_token"]).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "pkce_params", [{"code_challenge_method": "plain"}, {"code_challenge": ""}, {"code_challenge": None}]
+)
+async def test_pkce_missing_or_plain_is_refused(
+    mcp: Mcp, school: tuple[str, Path], pkce_params: dict[str, str | None]
+) -> None:
+    answer, _, _ = await sign_in(mcp, musyrif(school, "pkce@pesantren.sch.id"), **pkce_params)
+    if answer.is_redirect:
+        assert query_of(answer)["error"] == "invalid_request" and "code" not in query_of(answer)
+    else:
+        assert answer.status_code == 400
+
+
+async def test_a_redirect_uri_not_registered_is_never_followed(mcp: Mcp, school: tuple[str, Path]) -> None:
+    answer, _, _ = await sign_in(mcp, musyrif(school, "alih@pesantren.sch.id"), redirect_uri="https://evil.example/cb")
+    assert answer.status_code == 400 and "location" not in answer.headers
+
+
+async def test_a_forged_session_cookie_finds_no_session(mcp: Mcp) -> None:
+    async with httpx2.AsyncClient(timeout=TIMEOUT, cookies={"asrama_sesi": "dipalsukan"}) as browser:
+        shown = await browser.get(f"{mcp.base}/izin", params={"permintaan": "x"})
+        assert shown.status_code == 303 and shown.headers["location"].startswith("/masuk")
+        posted = await browser.post(f"{mcp.base}/izin", data={"permintaan": "x", "csrf": "c", "keputusan": "izinkan"})
+        assert posted.status_code == 403 and "code=" not in posted.headers.get("location", "")
+
+
+async def test_a_cross_site_post_is_refused(mcp: Mcp) -> None:
+    headers = {"Origin": "https://evil.example"}
+    for path in ("/masuk", "/izin"):
+        answer = httpx2.post(f"{mcp.base}{path}", data={"permintaan": "x"}, headers=headers, timeout=TIMEOUT)
+        assert answer.status_code == 403
+
+
+async def test_a_guessed_password_locks_the_account(mcp: Mcp, school: tuple[str, Path]) -> None:
+    email = musyrif(school, "tebak@pesantren.sch.id")
+    _, challenge = pkce()
+    async with Browser(email) as person:
+        client_id = (await person.http.post(f"{mcp.base}/register", json=HOST)).json()["client_id"]
+        params = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT_URI}
+        url = str(httpx2.URL(f"{mcp.base}/authorize", params={**params, "code_challenge": challenge}))
+        login = await person.follow(url)
+        for guess in range(20):
+            page = await person.submit(login, email=email, sandi=f"tebakan-{guess}")
+            assert page.status_code in (401, 403) and "code=" not in page.headers.get("location", "")
+        locked = await person.submit(login, email=email, sandi=SANDI)  # the right password, while locked
+        assert locked.status_code == 403 and "dikunci" in locked.text
+        engine = make_engine(f"sqlite:///{school[1]}")  # the lock ends (as time would end it)
+        with make_sessionmaker(engine)() as session, session.begin():
+            past = datetime.now(UTC) - timedelta(seconds=1)
+            session.execute(update(Pengurus).where(Pengurus.email == email).values(terkunci_sampai=past))
+        engine.dispose()
+        opened = await person.submit(login, email=email, sandi=SANDI)
+        assert opened.status_code == 200 and opened.url.path == "/izin"
+
+
+async def test_a_deactivated_account_is_refused_at_refresh_and_sign_in(mcp: Mcp, school: tuple[str, Path]) -> None:
+    email = musyrif(school, "keluar@pesantren.sch.id")
+    first, client_id = await tokens_for(mcp, email)
+    answer = httpx2.post(f"{school[0]}/pengurus/{email}/nonaktif", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert answer.status_code == 200
+    assert refresh(mcp, first["refresh_token"], client_id).json()["error"] == "invalid_grant"
+    page, _, _ = await sign_in(mcp, email)
+    assert page.status_code == 403 and "belum terdaftar sebagai pengurus" in page.text
+
+
+async def test_revoking_the_refresh_token_ends_the_access_token(mcp: Mcp, school: tuple[str, Path]) -> None:
+    tokens, client_id = await tokens_for(mcp, musyrif(school, "cabut@pesantren.sch.id"))
+    form = {"token": tokens["refresh_token"], "client_id": client_id, "client_secret": ""}
+    assert httpx2.post(f"{mcp.base}/revoke", data=form, timeout=TIMEOUT).status_code == 200
+    assert students(mcp, tokens["access_token"]).status_code == 401
+    assert refresh(mcp, tokens["refresh_token"], client_id).json()["error"] == "invalid_grant"

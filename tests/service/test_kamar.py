@@ -1,4 +1,5 @@
-"""`GET /kamar`: the tutorial's rooms, `terisi` computed from the students' rooms; `GET /kelas`: the classes."""
+"""`GET /kamar`: the tutorial's rooms, `terisi` computed from the students' rooms, the musyrif from the staff list
+when it names one; `GET /kelas`: the classes."""
 
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -136,3 +137,25 @@ async def test_classes_are_listed_with_their_students_once_per_fold(tutorial_db:
     expected = Counter(fold(a["kelas"]) for a in TUTORIAL_ANAK)
     expected["7a"] += 1  # "7a" is the class 7A
     assert counts == dict(expected) and len(listed) == len(expected) and refused.status_code == 401
+
+
+async def test_a_rooms_musyrif_is_the_active_musyrif_of_the_staff_list_else_the_stored_one(
+    service: httpx2.AsyncClient,
+) -> None:
+    async def musyrif() -> dict[str, str | None]:
+        return {k["nama"]: k["musyrif"] for k in (await service.get("/kamar")).json()["data"]}
+
+    def staff(email: str, nama: str, peran: list[str], kamar: list[str]) -> dict[str, Any]:
+        return {"email": email, "nama": nama, "peran": peran, "kamar": kamar}
+
+    for record in (
+        staff("zaid@pesantren.sch.id", "Ust. Zaid", ["musyrif"], ["Al-Fatih 1"]),
+        staff("hasan@pesantren.sch.id", "Ust. Hasan", ["wali_kelas", "musyrif"], ["al-fatih  1"]),  # by the fold
+        staff("umar@pesantren.sch.id", "Ust. Umar", ["wali_kelas"], ["Aisyah 2"]),  # not a musyrif
+        staff("aminah@pesantren.sch.id", "Ustz. Aminah", ["musyrif"], ["Aisyah 2"]),
+    ):
+        assert (await service.put(f"/pengurus/{record['email']}", json=record)).status_code == 201
+    assert await musyrif() == {"Al-Fatih 1": "Ust. Hasan", "Aisyah 2": "Ustz. Aminah"}  # the first by email
+    await service.post("/pengurus/aminah@pesantren.sch.id/nonaktif")
+    await service.post("/pengurus/hasan@pesantren.sch.id/nonaktif")
+    assert await musyrif() == {"Al-Fatih 1": "Ust. Zaid", "Aisyah 2": "Ustz. Halimah"}  # the stored column again

@@ -1,7 +1,7 @@
 """The staff list's queries, shared by the routes and the `mcp-asrama pengurus` commands: list, find, store (by
 case-folded email), deactivate, set a local account's password (an Argon2id hash, `argon2-cffi`'s defaults:
-RFC 9106's low-memory profile) and check one at sign-in (`masuk`: failed attempts counted, the account locked after
-`LOCK_AFTER` in a row)."""
+RFC 9106's low-memory profile), check one at sign-in (`masuk`: failed attempts counted, the account locked after
+`LOCK_AFTER` in a row), and each room's musyrif by the staff list."""
 
 import math
 import secrets
@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from mcp_asrama.contract.pengurus import HasilMasuk, PengurusIn, fold_email
 from mcp_asrama.contract.pengurus import Pengurus as PengurusPublic
+from mcp_asrama.names import fold
 from mcp_asrama.service.crud import common
 from mcp_asrama.service.models.pengurus import Pengurus
 
@@ -39,6 +40,16 @@ def daftar(session: Session, aktif: bool | None = None, peran: Sequence[str] = (
 def cari(session: Session, email: str) -> Pengurus | None:
     """The staff member of `email` (in any case), or None."""
     return session.get(Pengurus, fold_email(email))
+
+
+def musyrif_kamar(session: Session) -> dict[str, str]:
+    """Each room's musyrif by the staff list, by the room name's fold: the name of the first active musyrif (by
+    email) whose rooms hold it."""
+    found: dict[str, str] = {}
+    for staff in daftar(session, aktif=True, peran=("musyrif",)):
+        for room in staff.kamar:
+            found.setdefault(fold(room), staff.nama)
+    return found
 
 
 def rows_of(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,8 +1,10 @@
-"""`/kamar`: rooms with their occupancy."""
+"""`/kamar`: rooms with their occupancy, and their musyrif as the staff list says (the stored column otherwise)."""
 
 from fastapi import APIRouter
 
+from mcp_asrama.names import fold
 from mcp_asrama.service.crud import kamar as crud_kamar
+from mcp_asrama.service.crud import pengurus as crud_pengurus
 from mcp_asrama.service.deps import SessionDep, TokenDep
 from mcp_asrama.service.schemas.kamar import DaftarKamar, KamarPublic
 
@@ -11,5 +13,10 @@ router = APIRouter(prefix="/kamar", tags=["kamar"], dependencies=[TokenDep])
 
 @router.get("", response_model=DaftarKamar)
 def daftar_kamar(session: SessionDep) -> DaftarKamar:
-    """Every room: building, capacity, musyrif and `terisi`, the number of students assigned to it."""
-    return DaftarKamar(data=[KamarPublic(**k) for k in crud_kamar.daftar_kamar(session)])
+    """Every room: building, capacity, musyrif (the active staff member with the musyrif role whose rooms hold it,
+    else the room's own column) and `terisi`, the number of students assigned to it."""
+    musyrif = crud_pengurus.musyrif_kamar(session)
+    rooms = crud_kamar.daftar_kamar(session)
+    return DaftarKamar(
+        data=[KamarPublic(**{**k, "musyrif": musyrif.get(fold(k["nama"]), k["musyrif"])}) for k in rooms]
+    )

@@ -1,9 +1,11 @@
 """Writing the audit file: append-only, hash-chained, fsync'd lines, safe between threads and processes.
 
-One `write` per line on an `O_APPEND` file, then `fsync`, before the answer leaves; lines are serialized by a lock
-in the process and by `flock` between processes (POSIX; on Windows assume one writer). The file stays open between
-lines; before each, under the lock, the path is checked to still name the open file (device and inode): a file
-moved away or deleted (rotation) is closed and the path opened again (created 0600 if need be). A writer that finds
+Lines are written by group commit: the lines of concurrent callers go out in one `write` on an `O_APPEND` file and
+one `fsync`, and each caller returns only once the `fsync` covering its line succeeded (a failed `write` or `fsync`
+fails every caller of that batch: none is reported durable). In the process one batch is written at a time; between
+processes `flock` serializes them (POSIX; on Windows assume one writer). The file stays open between lines; before
+each batch, under `flock`, the path is checked to still name the open file (device and inode): a file moved away or
+deleted (rotation) is closed and the path opened again (created 0600 if need be). A writer that finds
 the file grown, shrunk or replaced re-reads the tail before chaining. A line cut short by a crash (no
 newline at the end) is never chained over silently: the next writer ends it and writes a `torn_tail` entry chained
 to the torn bytes' SHA-256, which `verify` reports by line number. After a write, the free space of the file's
@@ -89,6 +91,32 @@ def _last_lines(fd: int, size: int, want: int = 2) -> list[tuple[int, bytes, boo
     return lines[-want:]
 
 
+@dataclass(eq=False)
+class _Ticket:
+    """One caller's line in the queue: its fields, then the entry written or why not, and whether its batch ended."""
+
+    fields: Mapping[str, Any]
+    written: dict[str, Any] | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+    def outcome(self) -> dict[str, Any]:
+        if self.written is not None:
+            return self.written
+        raise self.error or OSError("audit line not written")
+
+
+def _failed(exc: BaseException) -> OSError:
+    """The failure of a batch as each of its callers raises it: an OSError of its own (with errno and strerror when
+    the cause has them), caused by `exc`."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        copy = OSError(exc.errno, exc.strerror)
+    else:
+        copy = OSError(f"audit log not written: {type(exc).__name__}")
+    copy.__cause__ = exc
+    return copy
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -122,15 +150,18 @@ class FreeSpace:
 class AuditLog:
     """The append-only, hash-chained file, sealed with `key` when given (HMAC).
 
-    `append` blocks (write + fsync): call it from a worker thread. The file stays open between lines; `close`
-    closes it (the next `append` opens it again), and so does the writer's garbage collection.
+    `append` blocks (write + fsync): call it from a worker thread; concurrent calls share a write and an fsync.
+    The file stays open between lines; `close` closes it (the next `append` opens it again), and so does the
+    writer's garbage collection.
     """
 
     def __init__(self, path: Path, key: bytes | None = None, space: FreeSpace | None = None) -> None:
         self.path = path
         self.key = key
         self.space = space or FreeSpace()
-        self._lock = threading.Lock()
+        self._turn = threading.Condition()  # guards `_queue` and `_writing`; wakes callers when a batch ends
+        self._queue: list[_Ticket] = []  # lines waiting for the next batch
+        self._writing = False  # a batch is being written (by the caller that took it)
         self._known: tuple[int, int, int] | None = None  # (device, inode, size) after our last write
         self._prev, self._seq = GENESIS, 0
         self._fd: int | None = None  # the file, open between lines, by the process that opened it
@@ -166,28 +197,55 @@ class AuditLog:
             raise AuditConfigError(f"{where}: its last entries do not match ASRAMA_AUDIT_KEY: another key? {fresh}")
 
     def append(self, fields: Mapping[str, Any]) -> dict[str, Any]:
-        """Chain and write one entry; returns it with `seq`, `prev` and its seal. Raises OSError on failure."""
-        with self._lock:
-            try:
-                fd, stat = self._locked()
-                try:
-                    if (stat.st_dev, stat.st_ino, stat.st_size) != self._known:
-                        self._resync(fd, stat)
-                    written = self._write(fd, {"seq": self._seq + 1, **fields})
-                finally:
-                    _unlock(fd)
-            except BaseException:
-                self._known = None
-                self.close()
-                raise
+        """Chain and write one entry, durable (fsync'd) when this returns; returns it with `seq`, `prev` and its
+        seal. Raises OSError when it, or the batch it went out in, could not be written.
+
+        The line joins the queue; the first caller to find no batch in flight takes every queued line and writes
+        them as one batch, while later callers queue for the next; each waits until the batch holding its line ended.
+        """
+        ticket = _Ticket(fields)
+        with self._turn:
+            self._queue.append(ticket)
+            while self._writing and not ticket.done:
+                self._turn.wait()
+            if ticket.done:
+                return ticket.outcome()
+            self._writing = True
+            batch, self._queue = self._queue, []
+        try:
+            self._commit(batch)
+        finally:
+            with self._turn:
+                self._writing = False
+                for queued in batch:
+                    queued.done = True
+                self._turn.notify_all()
         self.space.check(self.path)
-        return written
+        return ticket.outcome()
 
     def close(self) -> None:
         """Close the file (the next `append` opens it again)."""
         if self._closer is not None:
             self._closer()
         self._fd = self._closer = None
+
+    def _commit(self, batch: list[_Ticket]) -> None:
+        """Write `batch` under `flock`; on a failure every line of it not yet refused gets the failure, and the
+        next batch re-reads the file's tail."""
+        try:
+            fd, stat = self._locked()
+            try:
+                if (stat.st_dev, stat.st_ino, stat.st_size) != self._known:
+                    self._resync(fd, stat)
+                self._write(fd, batch)
+            finally:
+                _unlock(fd)
+        except BaseException as exc:
+            self._known = None
+            self.close()
+            for ticket in batch:
+                ticket.error = ticket.error or _failed(exc)
+            raise
 
     def _locked(self) -> tuple[int, os.stat_result]:
         """The file the path names now, open and `flock`ed, and its stat: the open one while the path still names
@@ -209,17 +267,32 @@ class AuditLog:
                 return self._fd, stat
             self.close()  # (which unlocks it)
 
-    def _write(self, fd: int, fields: Mapping[str, Any], prefix: bytes = b"") -> dict[str, Any]:
-        entry = {**fields, "prev": self._prev}
-        line, digest = seal(entry, self.key)
-        data = prefix + line + b"\n"
-        if os.write(fd, data) != len(data):
+    def _write(self, fd: int, batch: list[_Ticket], prefix: bytes = b"") -> None:
+        """Chain, seal and write the lines of `batch` (after `prefix`) in one `write`, then one `fsync`; each ticket
+        gets its entry only then. A line that cannot be sealed (not JSON) is refused alone, left out of the chain."""
+        prev, seq, data, sealed = self._prev, self._seq, [prefix], []
+        for ticket in batch:
+            try:
+                entry = {"seq": seq + 1, **ticket.fields, "prev": prev}
+                line, digest = seal(entry, self.key)
+                seq = int(entry["seq"])
+            except Exception as exc:  # that caller's own error (not JSON): the others' lines go on
+                ticket.error = exc
+                continue
+            data.append(line + b"\n")
+            sealed.append((ticket, {**entry, HASH if self.key is None else HMAC: digest}))
+            prev = digest
+        if not sealed and not prefix:
+            return
+        joined = b"".join(data)
+        if os.write(fd, joined) != len(joined):
             raise OSError("short write to the audit log")
         os.fsync(fd)
         stat = os.fstat(fd)
         self._known = (stat.st_dev, stat.st_ino, stat.st_size)
-        self._prev, self._seq = digest, int(entry["seq"])
-        return {**entry, HASH if self.key is None else HMAC: digest}
+        self._prev, self._seq = prev, seq
+        for ticket, written in sealed:
+            ticket.written = written
 
     def _resync(self, fd: int, stat: os.stat_result) -> None:
         """Continue the chain from the file's last line (another writer, a restart, a rotation)."""
@@ -238,7 +311,7 @@ class AuditLog:
             log.warning("audit log ends mid-line (interrupted write): marking it", extra={"path": str(self.path)})
             self._prev = sha256_hex(raw)
             torn = {"offset": offset, "bytes": len(raw), "sha256": self._prev}
-            self._write(fd, {"seq": self._seq + 1, "time": utc_now(), "event": "torn_tail", "torn": torn}, b"\n")
+            self._write(fd, [_Ticket({"time": utc_now(), "event": "torn_tail", "torn": torn})], b"\n")
         elif last.entry is None:
             log.error("audit log's last line is not a valid entry; `audit verify` will name it")
             self._prev = sha256_hex(raw)

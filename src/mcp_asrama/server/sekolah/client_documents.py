@@ -61,11 +61,13 @@ class ClientDocuments:
         self._cache: dict[str, _Entry] = {}
         self._pending: dict[str, anyio.Event] = {}
         # No keep-alive: a connection is opened for one verified host name, never reused for another on that address.
+        # No proxy from the environment (it would connect instead of the checked address), but its trusted
+        # certificates (SSL_CERT_FILE / SSL_CERT_DIR) stay trusted: trust_env=False alone would drop them.
         self._http = httpx2.AsyncClient(
             headers={"Accept": "application/json", "User-Agent": "mcp-asrama"},
             timeout=httpx2.Timeout(timeout),
             limits=httpx2.Limits(max_connections=20, max_keepalive_connections=0),
-            verify=verify,
+            verify=httpx2.create_ssl_context() if verify is True else verify,
             follow_redirects=False,
             trust_env=False,
         )

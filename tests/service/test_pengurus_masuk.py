@@ -17,7 +17,7 @@ from mcp_asrama.client import AsramaClient, NotFound
 from mcp_asrama.service.crud import pengurus as crud
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.models.pengurus import Pengurus
-from tests.conftest import serve_db
+from tests.conftest import TUTORIAL_KAMAR, insert_rows, serve_db
 
 pytestmark = pytest.mark.anyio
 EMAIL = "ridwan@pesantren.sch.id"
@@ -36,6 +36,8 @@ def sessions(db_url: str) -> Iterator[sessionmaker[Session]]:
 
 @pytest.fixture
 async def service(db_url: str, sessions: sessionmaker[Session]) -> AsyncIterator[httpx2.AsyncClient]:
+    """The service on the tutorial's rooms, Ridwan a musyrif with a password."""
+    insert_rows(db_url, kamar=TUTORIAL_KAMAR, anak=[], absensi=[])
     async for client in serve_db(db_url):
         assert (await client.put(f"/pengurus/{EMAIL}", json=RIDWAN)).status_code == 201
         with sessions() as session, session.begin():

@@ -5,6 +5,8 @@ import base64
 import hashlib
 import re
 import secrets
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 from html import unescape
 from pathlib import Path
@@ -16,13 +18,41 @@ from mcp.shared.auth import AuthorizationCodeResult
 
 from mcp_asrama.service.crud import pengurus as crud
 from mcp_asrama.service.db import make_engine, make_sessionmaker
+from tests.auth.conftest import Mcp, mcp_process
 from tests.auth.support import TIMEOUT
-from tests.conftest import TOKEN
+from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
+from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
 
 FORM = re.compile(r'<form method="post" action="([^"]+)">(.*?)</form>', re.S)
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 REDIRECT_URI = "http://127.0.0.1:9/callback"  # never visited: the person stops at the redirect
 SANDI = "sandi-yang-panjang-sekali"
+HOST = {"client_name": "Uji", "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+
+
+@contextmanager
+def school_service(folder: Path) -> Iterator[tuple[str, Path]]:
+    """The data service (a process) with the tutorial's data: its URL and its database file."""
+    db_file = folder / "asrama.db"
+    insert_rows(f"sqlite:///{db_file}", kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
+    port = free_port()
+    log = folder / "service.log"
+    env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder))
+    process = start([EXECUTABLE, "service", "--port", str(port), "--db", f"sqlite:///{db_file}"], env, log)
+    try:
+        wait_until_up(port, process, log)
+        yield f"http://127.0.0.1:{port}", db_file
+    finally:
+        stop(process)
+
+
+@contextmanager
+def sekolah_server(service_url: str, folder: Path, **env: str) -> Iterator[Mcp]:
+    """`mcp-asrama serve --transport http --auth sekolah` (a process) on a free port, its public URL its own."""
+    port = free_port()
+    flags = ["--auth", "sekolah", "--public-url", f"http://127.0.0.1:{port}/mcp"]
+    with mcp_process(flags, {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN, **env}, folder, port) as mcp:
+        yield mcp
 
 
 def staff(email: str, *, peran: list[str], kamar: tuple[str, ...] = (), **more: Any) -> dict[str, Any]:
@@ -114,3 +144,55 @@ class Browser:
         assert self.result is not None, "no authorization code reached the redirect URI"
         result, self.result = self.result, None
         return result
+
+
+async def sign_in(
+    mcp: Mcp, email: str, *, person: Browser | None = None, **extra: str | None
+) -> tuple[httpx2.Response, str, str]:
+    """A registered client's person signs in (in `person`'s browser, kept open, or a new one): (the redirect or
+    refusal, the client id, the PKCE verifier)."""
+    verifier, challenge = pkce()
+    async with AsyncExitStack() as stack:
+        if person is None:
+            person = await stack.enter_async_context(Browser(email))
+        client_id = (await person.http.post(f"{mcp.base}/register", json=HOST)).json()["client_id"]
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT_URI,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": "s1",
+            "scope": "asrama:read asrama:write",
+            "resource": mcp.public_url,
+            **extra,
+        }
+        sent = {name: value for name, value in params.items() if value is not None}
+        answer = await person.sign_in(str(httpx2.URL(f"{mcp.base}/authorize", params=sent)))
+    return answer, client_id, verifier
+
+
+def query_of(answer: httpx2.Response) -> dict[str, str]:
+    assert answer.is_redirect, (answer.status_code, answer.text[:300])
+    return {k: v[0] for k, v in parse_qs(urlsplit(answer.headers["location"]).query).items()}
+
+
+def token(mcp: Mcp, **form: str) -> httpx2.Response:
+    return httpx2.post(f"{mcp.base}/token", data=form, timeout=TIMEOUT)
+
+
+async def tokens_for(mcp: Mcp, email: str, person: Browser | None = None) -> tuple[dict[str, Any], str]:
+    """Signed in, the code exchanged: (the token response, the client id)."""
+    answer, client_id, verifier = await sign_in(mcp, email, person=person)
+    code = query_of(answer)["code"]
+    got = token(
+        mcp,
+        grant_type="authorization_code",
+        code=code,
+        client_id=client_id,
+        code_verifier=verifier,
+        redirect_uri=REDIRECT_URI,
+        resource=mcp.public_url,
+    )
+    assert got.status_code == 200, got.text
+    return got.json(), client_id

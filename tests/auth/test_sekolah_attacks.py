@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import jwt
@@ -17,40 +16,38 @@ from sqlalchemy import update
 from mcp_asrama.service.db import make_engine, make_sessionmaker
 from mcp_asrama.service.models.pengurus import Pengurus
 from tests.auth.conftest import Mcp, mcp_process
-from tests.auth.sekolah_support import REDIRECT_URI, SANDI, Browser, pkce, put_staff, set_password, staff
+from tests.auth.sekolah_support import (
+    HOST,
+    REDIRECT_URI,
+    SANDI,
+    Browser,
+    pkce,
+    put_staff,
+    query_of,
+    school_service,
+    sekolah_server,
+    set_password,
+    sign_in,
+    staff,
+    token,
+    tokens_for,
+)
 from tests.auth.support import MODERN, TIMEOUT, rpc
-from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
-from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
+from tests.conftest import TOKEN
+from tests.e2e.conftest import free_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
-HOST = {"client_name": "Uji", "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
 
 
 @pytest.fixture(scope="module")
 def school(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    folder = tmp_path_factory.mktemp("sekolah")
-    db_file = folder / "asrama.db"
-    insert_rows(f"sqlite:///{db_file}", kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
-    port = free_port()
-    log = folder / "service.log"
-    process = start(
-        [EXECUTABLE, "service", "--port", str(port), "--db", f"sqlite:///{db_file}"],
-        clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder)),
-        log,
-    )
-    try:
-        wait_until_up(port, process, log)
-        yield f"http://127.0.0.1:{port}", db_file
-    finally:
-        stop(process)
+    with school_service(tmp_path_factory.mktemp("sekolah")) as both:
+        yield both
 
 
 @pytest.fixture(scope="module")
 def mcp(school: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
-    port = free_port()
-    flags = ["--auth", "sekolah", "--public-url", f"http://127.0.0.1:{port}/mcp"]
-    env = {"ASRAMA_API_URL": school[0], "ASRAMA_API_TOKEN": TOKEN}
-    with mcp_process(flags, env, tmp_path_factory.mktemp("mcp"), port) as server:
+    with sekolah_server(school[0], tmp_path_factory.mktemp("mcp")) as server:
         yield server
 
 
@@ -58,52 +55,6 @@ def musyrif(school: tuple[str, Path], email: str, kamar: str = "Al-Fatih 1", **m
     put_staff(school[0], staff(email, peran=["musyrif"], kamar=(kamar,), **more))
     set_password(school[1], email)
     return email
-
-
-async def sign_in(mcp: Mcp, email: str, **extra: str | None) -> tuple[httpx2.Response, str, str]:
-    """A registered client's person signs in: (the redirect or refusal, the client id, the PKCE verifier)."""
-    verifier, challenge = pkce()
-    async with Browser(email) as person:
-        client_id = (await person.http.post(f"{mcp.base}/register", json=HOST)).json()["client_id"]
-        params = {
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": REDIRECT_URI,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
-            "state": "s1",
-            "scope": "asrama:read asrama:write",
-            "resource": mcp.public_url,
-            **extra,
-        }
-        sent = {name: value for name, value in params.items() if value is not None}
-        answer = await person.sign_in(str(httpx2.URL(f"{mcp.base}/authorize", params=sent)))
-    return answer, client_id, verifier
-
-
-def query_of(answer: httpx2.Response) -> dict[str, str]:
-    assert answer.is_redirect, (answer.status_code, answer.text[:300])
-    return {k: v[0] for k, v in parse_qs(urlsplit(answer.headers["location"]).query).items()}
-
-
-def token(mcp: Mcp, **form: str) -> httpx2.Response:
-    return httpx2.post(f"{mcp.base}/token", data=form, timeout=TIMEOUT)
-
-
-async def tokens_for(mcp: Mcp, email: str) -> tuple[dict[str, Any], str]:
-    answer, client_id, verifier = await sign_in(mcp, email)
-    code = query_of(answer)["code"]
-    got = token(
-        mcp,
-        grant_type="authorization_code",
-        code=code,
-        client_id=client_id,
-        code_verifier=verifier,
-        redirect_uri=REDIRECT_URI,
-        resource=mcp.public_url,
-    )
-    assert got.status_code == 200, got.text
-    return got.json(), client_id
 
 
 def refresh(mcp: Mcp, refresh_token: str, client_id: str) -> httpx2.Response:

@@ -15,12 +15,18 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
-from tests.auth.conftest import Mcp, mcp_process
+from tests.auth.conftest import Mcp
 from tests.auth.oidc.support import Memory
-from tests.auth.sekolah_support import REDIRECT_URI, Browser, put_staff, set_password, staff
+from tests.auth.sekolah_support import (
+    REDIRECT_URI,
+    Browser,
+    put_staff,
+    school_service,
+    sekolah_server,
+    set_password,
+    staff,
+)
 from tests.auth.support import MODERN, TIMEOUT
-from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
-from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
 from tests.server.support import call_ok
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -36,33 +42,19 @@ RIDWAN, HALIMAH, KLINIK = "ridwan@pesantren.sch.id", "halimah@pesantren.sch.id",
 
 @pytest.fixture(scope="module")
 def school(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """The data service (a process) with the tutorial's data and three staff members with passwords."""
-    folder = tmp_path_factory.mktemp("sekolah")
-    db_file = folder / "asrama.db"
-    insert_rows(f"sqlite:///{db_file}", kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
-    port = free_port()
-    log = folder / "service.log"
-    env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder))
-    process = start([EXECUTABLE, "service", "--port", str(port), "--db", f"sqlite:///{db_file}"], env, log)
-    try:
-        wait_until_up(port, process, log)
-        url = f"http://127.0.0.1:{port}"
+    """The data service with the tutorial's data and three staff members with passwords."""
+    with school_service(tmp_path_factory.mktemp("sekolah")) as (url, db_file):
         put_staff(url, staff(RIDWAN, peran=["musyrif"], kamar=("Al-Fatih 1",), menulis=True))
         put_staff(url, staff(HALIMAH, peran=["musyrif"], kamar=("Aisyah 2",)))
         put_staff(url, staff(KLINIK, peran=["kesehatan"]))
         for email in (RIDWAN, HALIMAH, KLINIK):
             set_password(db_file, email)
         yield url, db_file
-    finally:
-        stop(process)
 
 
 @pytest.fixture(scope="module")
 def mcp(school: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
-    port = free_port()
-    flags = ["--auth", "sekolah", "--public-url", f"http://127.0.0.1:{port}/mcp"]
-    env = {"ASRAMA_API_URL": school[0], "ASRAMA_API_TOKEN": TOKEN}
-    with mcp_process(flags, env, tmp_path_factory.mktemp("mcp"), port) as server:
+    with sekolah_server(school[0], tmp_path_factory.mktemp("mcp")) as server:
         yield server
 
 

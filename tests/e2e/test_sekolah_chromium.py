@@ -139,35 +139,6 @@ def type_into(chrome: Browser, name: str, text: str) -> None:
     chrome.send("Input.insertText", session=chrome.session, text=text)
 
 
-def hold_forms(chrome: Browser, base: str) -> None:
-    """Pause the two forms' POSTs (/masuk, /izin) before they leave the browser (see `release_form`)."""
-    patterns = [{"urlPattern": f"{base}/masuk"}, {"urlPattern": f"{base}/izin"}]
-    chrome.send("Fetch.enable", session=chrome.session, patterns=patterns)
-
-
-def release_form(chrome: Browser, base: str, seconds: float = 30) -> None:
-    """Let the paused form POST go on with `Origin: <base>`.
-
-    BUG (reported, not ours to fix): the pages send `Referrer-Policy: no-referrer`, so Chromium serializes a form
-    POST's Origin as `null` (Fetch standard), and the Host/Origin gate refuses `null` (403 "Invalid Origin header"):
-    no real browser gets past "Masuk". Until that is fixed the test restores the Origin a same-origin form carries
-    under any other policy (`same-origin`, the default `strict-origin-when-cross-origin`), to check everything
-    after; `test_the_forms_pass_the_gate_as_chromium_sends_them` shows the bug (strict xfail: drop this when fixed)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        chrome.send("Browser.getVersion")  # flush the events sent so far (the page itself waits for the form)
-        paused = [e for e in chrome.events if e.get("method") == "Fetch.requestPaused"]
-        if paused:
-            break
-        assert time.monotonic() < deadline, "no form was sent"
-        time.sleep(0.05)
-    chrome.events.remove(paused[0])
-    sent = {k.lower(): v for k, v in paused[0]["params"]["request"]["headers"].items()}
-    headers = [{"name": k, "value": v} for k, v in {**sent, "origin": base}.items()]
-    chrome.send("Fetch.continueRequest", session=chrome.session, requestId=paused[0]["params"]["requestId"],
-                headers=headers)  # fmt: skip
-
-
 def sign_in(chrome: Browser, url: str) -> None:
     """At the authorization URL: the login page appears; type the email and password, click "Masuk"."""
     chrome.send("Page.navigate", session=chrome.session, url=url)
@@ -179,9 +150,7 @@ def sign_in(chrome: Browser, url: str) -> None:
 
 def until_consent(chrome: Browser, mcp: Mcp, url: str) -> list[str]:
     """From the authorization URL through the login page to the consent page: what the consent page lists."""
-    hold_forms(chrome, mcp.base)
-    sign_in(chrome, url)
-    release_form(chrome, mcp.base)
+    sign_in(chrome, url)  # the browser's own form POST, its Origin as it sends it
     chrome.wait_for(f"location.pathname === '/izin' && !!({BUTTON.format('Izinkan')})")
     return list(chrome.evaluate(CONSENT))
 
@@ -223,7 +192,6 @@ def test_a_musyrif_signs_in_and_allows_in_chromium(mcp: Mcp, callback: Callback,
         consent = until_consent(chrome, mcp, url)
         shown = chrome.evaluate("document.querySelector('main').textContent")
         click(chrome, BUTTON.format("Izinkan"))
-        release_form(chrome, mcp.base)
         query = callback.wait()
         chrome.wait_for(f"location.href.startsWith({callback.url!r})")
         cookies = chrome.send("Network.getCookies", session=chrome.session, urls=[mcp.base])["cookies"]
@@ -257,18 +225,7 @@ def test_tolak_sends_access_denied_and_no_code(mcp: Mcp, callback: Callback, tmp
     with browser(CHROMIUM, tmp_path / "profile") as chrome:
         until_consent(chrome, mcp, url)
         click(chrome, BUTTON.format("Tolak"))
-        release_form(chrome, mcp.base)
         query = callback.wait()
         errors = page_errors(chrome)
     assert query["error"] == "access_denied" and query["state"] == "keadaan-1" and "code" not in query
     assert errors == []
-
-
-@pytest.mark.xfail(strict=True, reason="BUG: Referrer-Policy no-referrer makes the form's Origin `null`; gate: 403")
-def test_the_forms_pass_the_gate_as_chromium_sends_them(mcp: Mcp, callback: Callback, tmp_path: Path) -> None:
-    url, _, _ = authorization(mcp, callback.url)
-    assert CHROMIUM is not None
-    with browser(CHROMIUM, tmp_path / "profile") as chrome:
-        sign_in(chrome, url)
-        chrome.wait_for("location.pathname === '/izin' || document.body.textContent.includes('Invalid Origin')")
-        assert chrome.evaluate("location.pathname") == "/izin", chrome.evaluate("document.body.textContent")

@@ -49,6 +49,8 @@ def build_server(settings: ServerSettings, transport: httpx2.AsyncBaseTransport 
         menit=settings.usulan_menit,
         stdio=settings.transport == "stdio",
     )
+    if guard.authority is not None:
+        guard.authority.decide_on_pages(book, next(iter(guard.auditors), None))
     slots = listen_gate.Slots(settings.listen_maks, listen_gate.total_listens(settings.max_connections))
     updates = live.Live(slots, guard.limiter if guard.limited else None)
 

@@ -73,7 +73,8 @@ class ServerSettings(ConnectionLimits):
     confirm_storage: str = Field("memory://", pattern=STORAGE_URL)
 
     # How a person confirms a write, in order: the first the request's host can do is used (`tampilan`: the MCP Apps
-    # confirm view; `formulir`: a form inside the call; `halaman`: a page in the person's browser, stdio only), and
+    # confirm view; `formulir`: a form inside the call; `halaman`: a page in the person's browser — stdio, or with
+    # --auth sekolah the server's own page for the signed-in person, where `halaman` is added by default), and
     # how long (minutes) an usulan waits for that decision.
     konfirmasi: Annotated[list[Saluran], NoDecode] = Field(default_factory=lambda: list(KONFIRMASI), min_length=1)
     usulan_menit: float = Field(10.0, gt=0, le=24 * 60)
@@ -135,6 +136,13 @@ class ServerSettings(ConnectionLimits):
                 raise ValueError(
                     "ASRAMA_AUTH=jwt needs exactly one of ASRAMA_AUTH_JWKS_URL, ASRAMA_AUTH_PUBLIC_KEY_FILE"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _remote_page(self) -> Self:
+        """With --auth sekolah, a person can decide on the server's own page: the last channel unless set."""
+        if self.auth == "sekolah" and "konfirmasi" not in self.model_fields_set:
+            self.konfirmasi = [*KONFIRMASI, "halaman"]
         return self
 
     @property

@@ -77,17 +77,20 @@ async def putuskan(
     reader: ScopedReader,
     subject: str,
     id_usulan: str,
-    rahasia: str,
+    rahasia: str | None,
     keputusan: Literal["setuju", "tolak"],
     saluran: Saluran,
 ) -> tuple[HasilUsulan, str | None]:
     """Decide an usulan on `saluran` with its secret: the outcome, and the new usulan's secret when the question
-    changed (for the view or the page to ask again). A ToolError for anything that may not decide it."""
+    changed (for the view or the page to ask again). A ToolError for anything that may not decide it.
+    `rahasia` None: the page of a remote server (`--auth sekolah`), whose caller has checked that the signed-in
+    person is `subject`; that page's usulan carry no secret anyone is told."""
     usulan = await book.store.ambil(id_usulan)
     if usulan is None or usulan.subject != subject:
         audit.note_write("refused", saluran=saluran)
         raise ToolError(NOT_FOUND)
-    if usulan.saluran != saluran or not matches(rahasia, usulan.kunci if saluran == "tampilan" else usulan.halaman):
+    secret = usulan.kunci if saluran == "tampilan" else usulan.halaman
+    if usulan.saluran != saluran or not (saluran == "halaman" if rahasia is None else matches(rahasia, secret)):
         audit.note_write("refused", saluran=saluran)
         raise ToolError(WRONG_KEY)
     if not await book.store.klaim(id_usulan):

@@ -11,7 +11,8 @@ How the person decides (`ASRAMA_KONFIRMASI`, in order; the first the request's h
 - `formulir`: a form inside the call (2026-07-28: an `InputRequiredResult`; handshake era: `elicitation/create`);
 - `tampilan`: the MCP Apps confirm view (`usulan_tools`): the call returns `menunggu` with an usulan, its `kunci`
   only in the result's `_meta`, and the view's button calls `putuskan_usulan`;
-- `halaman`: a page in the person's own browser (stdio only), opened by the server itself.
+- `halaman`: a page in the person's own browser: opened by a local (stdio) server itself, or (`--auth sekolah`) the
+  remote server's `/usulan/<id>`, linked in the result, which only the signed-in person the usulan is for can use.
 A host that can do none gets `-32021`, saying in plain words which apps can confirm and what turns the page on.
 A decision on an usulan builds the plan again from the data as it is then (`putuskan`): a different question writes
 nothing and asks again; the same one is written once, its Idempotency-Key derived from the usulan.
@@ -62,6 +63,10 @@ WHERE = {
     "dan tidak ada yang dicatat)",
     "halaman": "pada halaman yang dibuka di peramban",
 }
+REMOTE_PAGE = (
+    "pada halaman {url} (berikan tautan ini kepada pengguna: ia membukanya di peramban dan masuk dengan akun "
+    "sekolahnya)"
+)
 FULL = "Terlalu banyak usulan yang menunggu keputusan; tidak ada yang dicatat. Coba lagi nanti."
 
 
@@ -249,6 +254,7 @@ class Konfirmasi:
     stdio: bool
     spesifikasi: dict[str, Penulisan[Any]] = field(default_factory=dict)
     halaman: Any = None  # a `Halaman` (confirm_page) once the stdio server opened one
+    alamat: str | None = None  # --auth sekolah: the server's public origin, where `/usulan/<id>` is served
 
     def tambah(self, spec: Penulisan[Any]) -> None:
         self.spesifikasi[spec.tool] = spec
@@ -288,7 +294,7 @@ def channel(ctx: Context) -> Saluran:
             return saluran
         if saluran == "formulir" and _form(ctx):
             return saluran
-        if saluran == "halaman" and book.stdio:
+        if saluran == "halaman" and (book.stdio or book.alamat):
             return saluran
     audit.note_write("refused")
     if not writes.modern(ctx) and not ctx.session.can_send_request:  # handshake era on stateless HTTP
@@ -319,9 +325,12 @@ async def propose(
         audit.note_write("refused")
         raise ToolError(FULL) from None
     audit.note_write("proposed", saluran=saluran)
-    if saluran == "halaman":
+    where = WHERE[saluran]
+    if saluran == "halaman" and book.alamat:
+        where = REMOTE_PAGE.format(url=f"{book.alamat}/usulan/{usulan.id}")
+    elif saluran == "halaman":
         await book.halaman.buka(usulan.id, secret)
-    waiting = WAIT.format(where=WHERE[saluran])
+    waiting = WAIT.format(where=where)
     result = tool_result(spec.hasil(hasil="menunggu", pesan=waiting, id_usulan=usulan.id, pertanyaan=question.teks))
     if saluran == "tampilan":  # only the view gets the key: `_meta` is not for the model
         result.meta = {META: {"id": usulan.id, "kunci": secret}}

@@ -13,6 +13,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.client import AsramaClient, make_http_client
 from mcp_asrama.config import is_loopback
+from mcp_asrama.server.features.write import Konfirmasi
+from mcp_asrama.server.guard.audit import Auditor
 from mcp_asrama.server.guard.limits_storage import LimitsStorage
 from mcp_asrama.server.sekolah.client_documents import ClientDocuments
 from mcp_asrama.server.sekolah.keys import KeyRing
@@ -22,6 +24,7 @@ from mcp_asrama.server.sekolah.provider import SekolahProvider, person_key
 from mcp_asrama.server.sekolah.sessions import Sessions
 from mcp_asrama.server.sekolah.staff import SCOPES
 from mcp_asrama.server.sekolah.store import SharedState
+from mcp_asrama.server.sekolah.usulan_pages import UsulanPages
 from mcp_asrama.server.settings import ServerSettings
 
 CALLBACK_PATH = "/login/callback"
@@ -59,12 +62,14 @@ class Authority:
             access_ttl=settings.access_token_seconds,
             refresh_ttl=settings.refresh_token_days * 86400,
         )
+        self.decisions: UsulanPages | None = None  # the usulan page, once the server's confirmations exist
         self._limits = LimitsStorage(settings.rate_limit_storage)
         self._login = self._oidc()
         secure = settings.public_url.scheme == "https" or not is_loopback(settings.public_url.host or "")
+        self.sessions = Sessions(state, secure=secure, family=lambda email: f"{person_key(email)}.sesi")
         self.pages = Pages(
             self.provider,
-            Sessions(state, secure=secure, family=lambda email: f"{person_key(email)}.sesi"),
+            self.sessions,
             self._login,
             MovingWindowRateLimiter(self._limits.storage),
             self._documents(),
@@ -117,10 +122,16 @@ class Authority:
             path: resource.model_dump(mode="json", exclude_none=True),
         }
 
+    def decide_on_pages(self, book: Konfirmasi, auditor: Auditor | None) -> None:
+        """Serve `/usulan/<id>` for `book`'s usulan (channel `halaman`), linked from the write's result."""
+        book.alamat = self.base
+        self.decisions = UsulanPages(book, self.provider, self.sessions, auditor)
+
     def wrap(self, app: ASGIApp) -> ASGIApp:
         """`app` behind the sign-in's routes (which answer their paths; everything else, the lifespan included,
         goes on to `app`: a Router would keep the lifespan to itself)."""
-        router = Router(routes=self.pages.routes(), default=app)
+        routes = [*self.pages.routes(), *(self.decisions.routes() if self.decisions else [])]
+        router = Router(routes=routes, default=app)
 
         async def sign_in_first(scope: Scope, receive: Receive, send: Send) -> None:
             await (router if scope["type"] == "http" else app)(scope, receive, send)

@@ -8,7 +8,9 @@ Whoever is not an active staff member is told so, and no code is ever made for t
 """
 
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -43,6 +45,16 @@ REFUSED = {
 }
 LOGIN_TRIES = RateLimitItemPerMinute(30)  # password attempts per address per minute (per account: the service)
 EMAIL = TypeAdapter(Email)
+LANJUT = re.compile(r"/usulan/[A-Za-z0-9_\-]{16,64}")  # the only place a sign-in may continue to besides /izin
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a sign-in is for: the form's hidden fields, where the browser goes once signed in, what is asked."""
+
+    hidden: dict[str, str]
+    after: str
+    asked: str
 
 
 def _origin(url: str) -> str:
@@ -83,17 +95,21 @@ class Pages:
             return None
         return await self.provider.state.get("permintaan", permintaan)
 
-    def _login(
-        self, request: Request, permintaan: str, pending: dict[str, Any], status: int = 200, **say: str
-    ) -> Response:
+    async def _target(self, source: Mapping[str, Any]) -> Target | None:
+        """What a sign-in is for: a client's authorization request (`permintaan`) or an usulan's page (`lanjut`)."""
+        permintaan = str(source.get("permintaan") or "")
+        if permintaan:
+            pending = await self._pending(permintaan)
+            if pending is None:
+                return None
+            return Target({"permintaan": permintaan}, f"/izin?permintaan={quote(permintaan)}", pending["client_name"])
+        lanjut = str(source.get("lanjut") or "")
+        return Target({"lanjut": lanjut}, lanjut, "persetujuan pencatatan") if LANJUT.fullmatch(lanjut) else None
+
+    def _login(self, request: Request, target: Target, status: int = 200, **say: str) -> Response:
         token = self.sessions.form_token(request)
         page = html.login(
-            permintaan=permintaan,
-            csrf=token,
-            client_name=pending["client_name"],
-            local=True,
-            oidc=self.oidc is not None,
-            **say,
+            hidden=target.hidden, csrf=token, client_name=target.asked, local=True, oidc=self.oidc is not None, **say
         )
         page.status_code = status
         self.sessions.keep_form(page, token)
@@ -101,53 +117,51 @@ class Pages:
 
     async def masuk(self, request: Request) -> Response:
         form = await request.form() if request.method == "POST" else None
-        source = form if form is not None else request.query_params
-        permintaan = str(source.get("permintaan") or "")
-        pending = await self._pending(permintaan)
-        if pending is None:
+        target = await self._target(form if form is not None else request.query_params)
+        if target is None:
             return html.message("Masuk", EXPIRED, status=400)
         if form is None:
             if await self.sessions.current(request) is not None:
-                return RedirectResponse(f"/izin?permintaan={quote(permintaan)}", status_code=303)
-            return self._login(request, permintaan, pending)
+                return RedirectResponse(target.after, status_code=303)
+            return self._login(request, target)
         if not self.sessions.form_ok(request, str(form.get("csrf") or "")):
             return html.message("Masuk", "Formulir tidak sah. Muat ulang halaman masuk, lalu coba lagi.", status=403)
         address = request.client.host if request.client else "?"
         if not await self.limiter.hit(LOGIN_TRIES, "asrama-masuk", address):
             say = "Terlalu banyak percobaan dari alamat ini. Coba lagi beberapa menit lagi."
-            return self._login(request, permintaan, pending, 429, pesan=say)
+            return self._login(request, target, 429, pesan=say)
         try:
             email = EMAIL.validate_python(str(form.get("email") or ""))
         except ValidationError:
-            return self._login(request, permintaan, pending, 401, pesan="Email atau sandi salah.")
+            return self._login(request, target, 401, pesan="Email atau sandi salah.")
         try:
             hasil = await self.provider.directory.pengurus_masuk(email, str(form.get("sandi") or "")[:1024] or " ")
         except AsramaError:
             return html.message("Masuk", "Layanan data asrama tidak dapat dihubungi. Coba lagi nanti.", status=503)
         log.info("local sign-in", extra={"event": "login", "outcome": hasil.hasil})
         if hasil.hasil == "ok":
-            response = RedirectResponse(f"/izin?permintaan={quote(permintaan)}", status_code=303)
+            response = RedirectResponse(target.after, status_code=303)
             await self.sessions.start(response, email)
             return response
         if hasil.hasil == "terkunci":
             minutes = max(1, -(-(hasil.coba_lagi_detik or 60) // 60))
             say = f"Akun ini dikunci sementara karena terlalu banyak percobaan. Coba lagi dalam {minutes} menit."
-            return self._login(request, permintaan, pending, 403, pesan=say, email=email)
+            return self._login(request, target, 403, pesan=say, email=email)
         if hasil.hasil == "nonaktif":
             return html.message("Tidak bisa masuk", NOT_STAFF, status=403)
-        return self._login(request, permintaan, pending, 401, pesan="Email atau sandi salah.", email=email)
+        return self._login(request, target, 401, pesan="Email atau sandi salah.", email=email)
 
     async def masuk_sekolah(self, request: Request) -> Response:
         if self.oidc is None:
             return html.message("Masuk", "Masuk dengan akun sekolah tidak diaktifkan di server ini.", status=404)
-        permintaan = request.query_params.get("permintaan")
-        if await self._pending(permintaan) is None:
+        target = await self._target(request.query_params)
+        if target is None:
             return html.message("Masuk", EXPIRED, status=400)
         try:
             url, pending = await self.oidc.begin()
         except LoginRefused as refused:
             return html.message("Masuk", REFUSED.get(refused.reason, EXPIRED), status=502)
-        await self.provider.state.put("oidc", pending["state"], {**pending, "permintaan": permintaan}, ttl=PENDING_TTL)
+        await self.provider.state.put("oidc", pending["state"], {**pending, "lanjut": target.after}, ttl=PENDING_TTL)
         return RedirectResponse(url, status_code=303)
 
     async def callback(self, request: Request) -> Response:
@@ -161,7 +175,7 @@ class Pages:
             log.info("school sign-in refused", extra={"event": "login", "outcome": refused.reason})
             return html.message("Tidak bisa masuk", REFUSED.get(refused.reason, EXPIRED), status=403)
         log.info("school sign-in", extra={"event": "login", "outcome": "ok"})
-        response = RedirectResponse(f"/izin?permintaan={quote(taken['permintaan'])}", status_code=303)
+        response = RedirectResponse(taken["lanjut"], status_code=303)  # a path of ours, stored at the start
         await self.sessions.start(response, email)
         return response
 

@@ -5,6 +5,7 @@ import base64
 import hashlib
 from collections.abc import Sequence
 from html import escape
+from urllib.parse import urlencode
 
 from starlette.responses import HTMLResponse
 
@@ -12,6 +13,7 @@ STYLE = """
 body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #f1f3f5; color: #1b1f23; }
 main { max-width: 30rem; margin: 3rem auto; padding: 1.5rem 2rem; background: #fff; border-radius: 8px; }
 h1 { font-size: 1.2rem; margin: 0 0 1rem; }
+h2 { font-size: 1.05rem; margin: 0 0 .5rem; }
 label { display: block; margin-top: .75rem; }
 input[type=email], input[type=password] { width: 100%; box-sizing: border-box; font: inherit; padding: .4rem; }
 button, .tombol { font: inherit; padding: .5rem 1.25rem; border-radius: 6px; border: 1px solid #868e96;
@@ -41,7 +43,7 @@ def page(title: str, body: str, *, status: int = 200, form_to: Sequence[str] = (
         "Content-Security-Policy": policy,
         "Cache-Control": "no-store",
         "X-Frame-Options": "DENY",
-        "Referrer-Policy": "no-referrer",
+        "Referrer-Policy": "same-origin",  # no-referrer would make a browser send `Origin: null` on our own forms
         "X-Content-Type-Options": "nosniff",
     }
     return HTMLResponse(html, status_code=status, headers=headers)
@@ -52,19 +54,27 @@ def _hidden(**fields: str) -> str:
 
 
 def login(
-    *, permintaan: str, csrf: str, client_name: str, local: bool, oidc: bool, pesan: str | None = None, email: str = ""
+    *,
+    hidden: dict[str, str],
+    csrf: str,
+    client_name: str,
+    local: bool,
+    oidc: bool,
+    pesan: str | None = None,
+    email: str = "",
 ) -> HTMLResponse:
-    """Sign in: with the school's account (a link to its provider) and/or a local account's email and password."""
+    """Sign in: with the school's account (a link to its provider) and/or a local account's email and password;
+    `hidden`: what the sign-in is for (carried by the form and the link)."""
     parts = [f"<p>Masuk untuk memberi <b>{escape(client_name)}</b> akses ke data asrama.</p>"]
     if pesan:
         parts.append(f'<p class="pesan" role="alert">{escape(pesan)}</p>')
     if oidc:
-        href = f"/masuk/sekolah?permintaan={escape(permintaan)}"
+        href = escape("/masuk/sekolah?" + urlencode(hidden))
         parts.append(f'<p><a class="tombol utama" id="masuk-sekolah" href="{href}">Masuk dengan akun sekolah</a></p>')
     if local:
         parts.append(
             '<form method="post" action="/masuk">'
-            + _hidden(permintaan=permintaan, csrf=csrf)
+            + _hidden(**hidden, csrf=csrf)
             + f'<label>Email<input type="email" name="email" required autocomplete="username" value="{escape(email)}">'
             + '</label><label>Sandi<input type="password" name="sandi" required autocomplete="current-password">'
             + '</label><div class="baris"><button class="utama" type="submit">Masuk</button></div></form>'
@@ -87,6 +97,35 @@ def consent(
         '<p class="catatan">Izinkan hanya aplikasi yang baru saja Anda hubungkan sendiri.</p>'
     )
     return page("Izin akses", body, form_to=[form_to])
+
+
+def question(text: str) -> str:
+    """An usulan's question as HTML: its first line a heading, `- ` lines a list, the others paragraphs."""
+    first, *lines = text.split("\n")
+    parts, items = [f"<h2>{escape(first)}</h2>"], []
+    for line in [*lines, ""]:
+        if line.startswith("- "):
+            items.append(f"<li>{escape(line[2:])}</li>")
+            continue
+        if items:
+            parts.append(f"<ul>{''.join(items)}</ul>")
+            items = []
+        if line:
+            parts.append(f"<p>{escape(line)}</p>")
+    return "".join(parts)
+
+
+def usulan(*, id_usulan: str, csrf: str, text: str, note: str | None = None) -> HTMLResponse:
+    """The question of a write waiting for the person, with the two buttons."""
+    body = (
+        (f'<p class="pesan" role="status">{escape(note)}</p>' if note else "")
+        + question(text)
+        + f'<form method="post" action="/usulan/{escape(id_usulan)}">'
+        + _hidden(csrf=csrf)
+        + '<div class="baris"><button class="utama" type="submit" name="keputusan" value="setuju">Setujui</button>'
+        '<button type="submit" name="keputusan" value="tolak">Tolak</button></div></form>'
+    )
+    return page("Persetujuan pencatatan", body)
 
 
 def message(title: str, text: str, *, status: int) -> HTMLResponse:

@@ -15,7 +15,7 @@ from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.import_files import ImportRejected
 from mcp_asrama.service.importer import import_file
 from mcp_asrama.service.models.pengurus import Pengurus
-from tests.conftest import serve_db
+from tests.conftest import insert_rows, serve_db
 
 pytestmark = pytest.mark.anyio
 
@@ -27,10 +27,13 @@ RIDWAN = {
     "kelas": ["7A"],
     "menulis": True,
 }
+ROOMS = [{"nama": nama, "gedung": "Putra", "kapasitas": 6, "musyrif": None} for nama in ("Al-Fatih 1", "Al-Fatih 2")]
 
 
 @pytest.fixture
 async def service(db_url: str) -> Any:
+    """The service on the rooms a staff member may be musyrif of (and no students)."""
+    insert_rows(db_url, kamar=ROOMS, anak=[], absensi=[])
     async for client in serve_db(db_url):
         yield client
 
@@ -72,6 +75,8 @@ async def test_put_refuses_another_email_in_the_body_and_bad_fields(service: htt
     for bad in ({"peran": ["guru"]}, {"peran": []}, {"email": "bukan-email"}, {"sandi": "x"}):
         response = await service.put("/pengurus/ridwan@pesantren.sch.id", json={**RIDWAN, **bad})
         assert response.status_code == 422, bad
+    unknown = await service.put("/pengurus/ridwan@pesantren.sch.id", json={**RIDWAN, "kamar": ["al-fatih 2", "Gudang"]})
+    assert (unknown.status_code, unknown.json()["detail"]) == (422, "kamar tidak ada di daftar kamar: Gudang")
     assert (await service.get("/pengurus")).json() == {"data": []}
 
 

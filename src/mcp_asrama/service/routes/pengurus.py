@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Response
 
 from mcp_asrama.contract.pengurus import DaftarPengurus, HasilMasuk, MasukIn, Pengurus, PengurusIn, Peran, fold_email
 from mcp_asrama.service.crud import pengurus as crud
+from mcp_asrama.service.crud.kamar import stored_room
 from mcp_asrama.service.deps import SessionDep, TokenDep
 from mcp_asrama.service.models.pengurus import Pengurus as Row
 
@@ -48,13 +49,19 @@ def detail_pengurus(email: EmailPath, session: SessionDep) -> Pengurus:
 @router.put(
     "/{email}",
     response_model=Pengurus,
-    responses={201: {"description": "Pengurus baru", "model": Pengurus}, 422: {"description": "email berbeda"}},
+    responses={
+        201: {"description": "Pengurus baru", "model": Pengurus},
+        422: {"description": "email berbeda, atau kamar yang tidak ada"},
+    },
 )
 def simpan_pengurus(email: EmailPath, body: PengurusIn, session: SessionDep, response: Response) -> Pengurus:
-    """Create (201) or replace (200) the staff member of `email`; the body's email must be the same (in any case).
-    A password already set stays."""
+    """Create (201) or replace (200) the staff member of `email`; the body's email must be the same (in any case),
+    and each of their rooms a stored room (by the name's fold). A password already set stays."""
     if fold_email(email) != body.email:
         raise HTTPException(status_code=422, detail="email di badan permintaan harus sama dengan email di alamat")
+    unknown = [room for room in body.kamar if stored_room(session, room) is None]
+    if unknown:
+        raise HTTPException(status_code=422, detail=f"kamar tidak ada di daftar kamar: {', '.join(unknown)}")
     if crud.simpan(session, body):
         response.status_code = 201
     session.commit()

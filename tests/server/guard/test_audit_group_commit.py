@@ -40,14 +40,15 @@ def line(subject: str, n: int) -> dict[str, Any]:
 
 
 class Disk:
-    """Wraps `os.fsync` and `os.write`: counts them, records the bytes made durable, and on the k-th fsync (from 1)
-    waits first until `hold[k]` lines queue behind it, fails (`fail`), or moves the file away after it (`rotate`)."""
+    """Wraps `os.fsync` and `os.write`: counts them and the lines of each write, records the bytes made durable, and
+    on the k-th fsync (from 1) waits first until `hold[k]` lines in all are written or queued, fails (`fail`), or
+    moves the file away after it (`rotate`)."""
 
     def __init__(self, writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.writer, self.fsyncs, self.writes, self.durable = writer, 0, 0, 0
+        self.writer, self.fsyncs, self.durable = writer, 0, 0
+        self.lines: list[int] = []  # of each write
         self.hold: dict[int, int] = {}
-        self.fail: set[int] = set()
-        self.rotate: set[int] = set()
+        self.fail, self.rotate = set[int](), set[int]()
         self.rotated: list[Path] = []
         self.pause = 0.0
         monkeypatch.setattr(os, "fsync", self.fsync)
@@ -57,8 +58,12 @@ class Disk:
         with self.writer._turn:
             return len(self.writer._queue)
 
+    @property
+    def writes(self) -> int:
+        return len(self.lines)
+
     def write(self, fd: int, data: Any) -> int:
-        self.writes += 1
+        self.lines.append(bytes(data).count(b"\n"))
         return REAL_WRITE(fd, data)
 
     def fsync(self, fd: int) -> None:
@@ -66,7 +71,7 @@ class Disk:
         k = self.fsyncs
         if k in self.hold:
             deadline = time.monotonic() + 20
-            while self.queued() < self.hold[k]:
+            while sum(self.lines) + self.queued() < self.hold[k]:
                 assert time.monotonic() < deadline, "the other callers never queued"
                 time.sleep(0.001)
         time.sleep(self.pause)
@@ -80,16 +85,9 @@ class Disk:
             self.rotated.append(moved)
 
 
-def concurrently(calls: list[Callable[[], Any]]) -> list[Future[Any]]:
-    """Run every call in a thread of its own, all at once; their futures once all ended."""
-    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
-        futures = [pool.submit(call) for call in calls]
-    return futures
-
-
 def held_batch(writer: audit_log.AuditLog, disk: Disk, followers: list[dict[str, Any]]) -> list[Future[Any]]:
     """One line whose fsync is held until every follower's line waits in the queue, then the followers' lines."""
-    disk.hold[1] = len(followers)
+    disk.hold[1] = 1 + len(followers)
     with ThreadPoolExecutor(max_workers=len(followers) + 1) as pool:
         first = pool.submit(writer.append, line("first", 0))
         while disk.fsyncs < 1:
@@ -98,38 +96,50 @@ def held_batch(writer: audit_log.AuditLog, disk: Disk, followers: list[dict[str,
     return futures
 
 
+async def until(condition: Callable[[], bool]) -> None:
+    with anyio.fail_after(20):
+        while not condition():
+            await anyio.sleep(0.001)
+
+
 @pytest.fixture
 def log_path(tmp_path: Path) -> Path:
     return tmp_path / "audit.jsonl"
 
 
-def test_concurrent_lines_share_fsyncs_and_each_returns_only_once_its_line_is_durable(
-    log_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("callers", ["threads", "event loop", "both"])
+async def test_concurrent_lines_share_fsyncs_and_each_returns_only_once_its_line_is_durable(
+    callers: str, log_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Callers in threads (`append`), on the event loop (`append_async`), or half and half, 25 lines each."""
     writer = audit_log.AuditLog(log_path)
     disk = Disk(writer, monkeypatch)
-    disk.pause = 0.002  # a disk's fsync takes time: the other threads queue meanwhile
-    threads, each = 8, 25
+    disk.pause = 0.002  # a disk's fsync takes time: the other callers queue meanwhile
+    workers, each = 8, 25
+    returned: list[tuple[int, int]] = []  # (seq, how far the file was durable when the caller got it back)
 
-    def appender(subject: str) -> list[tuple[int, int]]:
-        seen = []
+    def in_a_thread(subject: str) -> None:
         for n in range(each):
-            written = writer.append(line(subject, n))
-            seen.append((written["seq"], disk.durable))  # how far the file was durable when it returned
-        return seen
+            returned.append((writer.append(line(subject, n))["seq"], disk.durable))
 
-    futures = concurrently([lambda s=f"t{i}": appender(s) for i in range(threads)])
-    returned = [seen for future in futures for seen in future.result()]
+    async def on_the_loop(subject: str) -> None:
+        for n in range(each):
+            returned.append(((await writer.append_async(line(subject, n)))["seq"], disk.durable))
+
+    async with anyio.create_task_group() as group:
+        for i in range(workers):
+            if callers == "threads" or (callers == "both" and i % 2):
+                group.start_soon(anyio.to_thread.run_sync, in_a_thread, f"w{i}")
+            else:
+                group.start_soon(on_the_loop, f"w{i}")
 
     raw = log_path.read_bytes().splitlines(keepends=True)
     ends = [sum(len(r) for r in raw[: i + 1]) for i in range(len(raw))]
-    assert len(raw) == threads * each
-    assert sorted(seq for seq, _ in returned) == list(range(1, threads * each + 1))
+    assert sorted(seq for seq, _ in returned) == list(range(1, workers * each + 1)) and len(raw) == workers * each
     assert all(ends[seq - 1] <= durable for seq, durable in returned)  # no caller returned before its fsync
-    for i in range(threads):
-        assert [e["n"] for e in entries(log_path) if e["subject"] == f"t{i}"] == list(range(each))
-    assert disk.fsyncs < threads * each  # lines shared fsyncs
-    assert disk.writes == disk.fsyncs  # one write per batch
+    for i in range(workers):
+        assert [e["n"] for e in entries(log_path) if e["subject"] == f"w{i}"] == list(range(each))
+    assert disk.writes == disk.fsyncs < workers * each  # lines shared fsyncs, one write per batch
     intact, verdict = audit_check.verify(log_path)
     assert intact, verdict
 
@@ -197,63 +207,126 @@ def test_rotations_between_batches_under_load_keep_every_line_and_each_file_chai
         for n in range(each):
             writer.append(line(subject, n))
 
-    for future in concurrently([lambda s=f"t{i}": appender(s) for i in range(threads)]):
-        future.result()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        list(pool.map(appender, [f"t{i}" for i in range(threads)]))
 
-    files = [*disk.rotated, log_path]
-    assert len(files) == 4
+    assert len(disk.rotated) == 3
     kept: list[tuple[str, int]] = []
-    for path in files:
+    for path in [*disk.rotated, log_path]:
         logged = entries(path)
         assert logged, f"{path.name} got no line: the rotation was not mid-stream"
         assert [e["seq"] for e in logged] == list(range(1, len(logged) + 1))  # each new file starts at genesis
-        intact, verdict = audit_check.verify(path)
-        assert intact, verdict
+        assert audit_check.verify(path)[0], path.name
         kept += [(e["subject"], e["n"]) for e in logged]
     assert sorted(kept) == sorted((f"t{i}", n) for i in range(threads) for n in range(each))
 
 
+# --- callers on the event loop ------------------------------------------------------------------------------------
+
+
+async def test_a_failed_fsync_fails_every_awaiting_caller_of_its_batch(
+    log_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = audit_log.AuditLog(log_path)
+    disk = Disk(writer, monkeypatch)
+    disk.hold[1], disk.fail = 8, {2}
+    outcomes: list[BaseException | int] = []
+
+    async def appender(n: int) -> None:
+        try:
+            outcomes.append((await writer.append_async(line("task", n)))["seq"])
+        except OSError as exc:
+            outcomes.append(exc)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(appender, 0)
+        await until(lambda: disk.fsyncs >= 1)  # the first line's batch is held in its fsync
+        for n in range(1, 8):
+            group.start_soon(appender, n)
+
+    assert outcomes[0] == 1 and disk.lines == [1, 7]
+    assert all(isinstance(e, OSError) and e.errno == errno.EIO for e in outcomes[1:]), outcomes  # none durable
+
+
+async def test_a_caller_that_stops_waiting_leaves_the_others_and_its_line_is_written(
+    log_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = audit_log.AuditLog(log_path)
+    disk = Disk(writer, monkeypatch)
+    disk.hold[1] = 3
+    seqs: dict[str, int] = {}
+    scope = anyio.CancelScope()
+
+    async def appender(subject: str) -> None:
+        seqs[subject] = (await writer.append_async(line(subject, 0)))["seq"]
+
+    async def impatient() -> None:
+        with scope:
+            await appender("impatient")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(appender, "first")
+        await until(lambda: disk.fsyncs >= 1)  # the first batch is held in its fsync
+        group.start_soon(impatient)
+        await until(lambda: disk.queued() >= 1)
+        scope.cancel()
+        await until(lambda: scope.cancelled_caught)  # it stopped waiting, its line still queued
+        group.start_soon(appender, "patient")
+
+    assert seqs == {"first": 1, "patient": 3}
+    assert [e["subject"] for e in entries(log_path)] == ["first", "impatient", "patient"]
+    assert (await writer.append_async(line("after", 0)))["seq"] == 4
+    assert audit_check.verify(log_path)[0]
+
+
+async def test_the_writer_thread_ends_when_idle_and_the_next_line_starts_another(
+    log_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit_log, "_IDLE", 0.05)
+    writer = audit_log.AuditLog(log_path)
+    assert (await writer.append_async(line("task", 0)))["seq"] == 1
+    assert writer._writer == os.getpid()
+    deadline = time.monotonic() + 10
+    while writer._writer:
+        assert time.monotonic() < deadline, "the writer thread never ended"
+        await anyio.sleep(0.01)
+    assert (await writer.append_async(line("task", 1)))["seq"] == 2
+    assert audit_check.verify(log_path)[1].startswith("intact: 2 entries")
+
+
 WRITER = textwrap.dedent(
     """
-    import json, sys, threading, time
+    import sys, time
+    from concurrent.futures import ThreadPoolExecutor
     from pathlib import Path
     from mcp_asrama.server.guard.audit_log import AuditLog
 
-    path, name, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[5])
-    threads, each = int(sys.argv[3]), int(sys.argv[4])
+    path, name, go, threads, each = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), 4, 20
+    other = ('"subject":"%s"' % ("p2" if name == "p1" else "p1")).encode()
     writer = AuditLog(path)
     Path(f"{go}.{name}").touch()  # ready
     while not go.exists():
         time.sleep(0.001)
 
-    def the_other_has_written():
-        try:
-            return any(json.loads(line)["subject"] != name for line in path.read_bytes().splitlines())
-        except ValueError:  # a line read while it was being written
-            return False
-
     def appender(t):
         for n in range(each):
-            if n == each // 2:  # halfway, wait for the other process: the batches interleave however busy the machine
-                deadline = time.monotonic() + 30
-                while not the_other_has_written() and time.monotonic() < deadline:
-                    time.sleep(0.001)
+            deadline = time.monotonic() + 30
+            while n == each // 2 and other not in path.read_bytes() and time.monotonic() < deadline:
+                time.sleep(0.001)  # halfway, wait for the other process: they interleave however busy the machine
             writer.append({"time": "t", "event": "request", "subject": name, "method": "tools/call", "n": [t, n]})
 
-    workers = [threading.Thread(target=appender, args=(t,)) for t in range(threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(appender, range(threads)))
     """
 )
 
 
 def test_threads_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path) -> None:
-    go, threads, each = tmp_path / "go", 4, 20
+    go, threads, each = tmp_path / "go", 4, 20  # as in WRITER
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASRAMA_")}
-    command = [sys.executable, "-c", WRITER, str(log_path)]
-    writers = [subprocess.Popen([*command, name, str(threads), str(each), str(go)], env=env) for name in ("p1", "p2")]
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(log_path), name, str(go)], env=env) for name in ("p1", "p2")
+    ]
     try:
         deadline = time.monotonic() + 30
         while not all(go.with_name(f"go.{name}").exists() for name in ("p1", "p2")):
@@ -281,12 +354,12 @@ def test_threads_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path)
 async def eight_calls(
     app: FastAPI, path: Path, monkeypatch: pytest.MonkeyPatch, fail: set[int]
 ) -> tuple[list[CallToolResult], Disk]:
-    """Eight `cari_anak` calls at once through a server auditing to `path`; the first line's fsync held until the
-    seven others wait, the fsyncs numbered in `fail` failing."""
+    """Eight `cari_anak` calls through a server auditing to `path`: one, then seven more while its line's fsync is
+    held (until their lines wait); the fsyncs numbered in `fail` fail."""
     server = server_for(app, audit_log=path)
     [auditor] = [m for m in server.middleware if isinstance(m, audit.Auditor)]
     disk = Disk(auditor.log, monkeypatch)
-    disk.hold[1], disk.fail = 7, fail
+    disk.hold[1], disk.fail = 8, fail
     results: list[CallToolResult] = []
     async with Client(server, mode="2026-07-28", cache=None) as client:
 
@@ -294,7 +367,9 @@ async def eight_calls(
             results.append(await client.call_tool("cari_anak", {"kelas": "7A"}))
 
         async with anyio.create_task_group() as group:
-            for _ in range(8):
+            group.start_soon(call)
+            await until(lambda: disk.fsyncs >= 1)  # the first line's batch is held in its fsync
+            for _ in range(7):
                 group.start_soon(call)
     return results, disk
 
@@ -306,7 +381,7 @@ async def test_eight_requests_at_once_share_two_fsyncs_and_each_answers(
 
     assert [r.is_error for r in results] == [False] * 8
     assert all(r.structured_content and r.structured_content["data"] for r in results)
-    assert disk.fsyncs == 2
+    assert disk.lines == [1, 7] and disk.fsyncs == 2
     assert [e["outcome"] for e in entries(log_path)] == ["ok"] * 8
     assert audit_check.verify(log_path)[0]
 
@@ -317,6 +392,7 @@ async def test_requests_of_a_batch_whose_fsync_failed_get_no_data(
     results, disk = await eight_calls(service_app, log_path, monkeypatch, fail={2})
 
     withheld = [r for r in results if r.is_error]
-    assert (len(withheld), disk.fsyncs) == (7, 2)  # the whole second batch; the first call's line was durable
+    assert disk.lines == [1, 7] and disk.fsyncs == 2
+    assert len(withheld) == 7 and not results[0].is_error  # the whole second batch; the first line was durable
     assert all([getattr(c, "text", None) for c in r.content] == [audit.WITHHELD] for r in withheld)
     assert all(r.structured_content is None for r in withheld)

@@ -58,7 +58,6 @@ from contextvars import ContextVar
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -246,7 +245,7 @@ class Auditor:
 
     async def _record(self, fields: dict[str, Any]) -> bool:
         try:
-            await anyio.to_thread.run_sync(self.log.append, fields)
+            await self.log.append_async(fields)
         except Exception as exc:  # whatever it is, the request must not go out unrecorded
             log.error(
                 "audit log not written",

@@ -1,18 +1,21 @@
 """Writing the audit file: append-only, hash-chained, fsync'd lines, safe between threads and processes.
 
-Lines are written by group commit: the lines of concurrent callers go out in one `write` on an `O_APPEND` file and
-one `fsync`, and each caller returns only once the `fsync` covering its line succeeded (a failed `write` or `fsync`
-fails every caller of that batch: none is reported durable). In the process one batch is written at a time; between
-processes `flock` serializes them (POSIX; on Windows assume one writer). The file stays open between lines; before
-each batch, under `flock`, the path is checked to still name the open file (device and inode): a file moved away or
-deleted (rotation) is closed and the path opened again (created 0600 if need be). A writer that finds
-the file grown, shrunk or replaced re-reads the tail before chaining. A line cut short by a crash (no
-newline at the end) is never chained over silently: the next writer ends it and writes a `torn_tail` entry chained
-to the torn bytes' SHA-256, which `verify` reports by line number. After a write, the free space of the file's
-folder is checked (at most once a minute): below 512 MiB or 5 % a warning goes to stderr; the check never delays
-or refuses a request.
+Lines are written by group commit: the lines of concurrent callers go out in one `write` on an `O_APPEND` file and one
+`fsync`, and each caller returns only once the `fsync` covering its line succeeded (a failed `write` or `fsync` fails
+every caller of that batch: none is reported durable). In the process one batch is written at a time, by the first
+waiting caller's thread (`append`) or, for callers on the event loop (`append_async`), by the log's writer thread, which
+wakes the loop once per batch and ends after a second idle. Between processes `flock` serializes them (POSIX; on Windows
+assume one writer). The file stays open between lines; before each batch, under `flock`, the path is checked to still
+name the open file (device and inode): a file moved away or deleted (rotation) is closed and the path opened again
+(created 0600 if need be). A writer that finds the file grown, shrunk or replaced re-reads the tail before chaining. A
+line cut short by a crash (no newline at the end) is never chained over silently: the next writer ends it and writes a
+`torn_tail` entry chained to the torn bytes' SHA-256, which `verify` reports by line number. After a write, the free
+space of the file's folder is checked (at most once a minute): below 512 MiB or 5 % a warning goes to stderr; the check
+never delays or refuses a request.
 """
 
+import asyncio
+import contextlib
 import logging
 import os
 import shutil
@@ -39,6 +42,7 @@ from mcp_asrama.server.guard.audit_seal import (
 
 log = logging.getLogger(__name__)
 
+_IDLE = 1.0  # seconds the writer thread waits for a line before it ends (the next `append_async` starts another)
 LOW_SPACE = "audit log's disk is nearly full: free space before the log stops every data request"
 _MAX_TAIL = 16 * 1024 * 1024
 
@@ -96,6 +100,7 @@ class _Ticket:
     """One caller's line in the queue: its fields, then the entry written or why not, and whether its batch ended."""
 
     fields: Mapping[str, Any]
+    future: asyncio.Future[dict[str, Any]] | None = None  # an `append_async` caller's, settled on its loop
     written: dict[str, Any] | None = None
     error: BaseException | None = None
     done: bool = False
@@ -104,6 +109,17 @@ class _Ticket:
         if self.written is not None:
             return self.written
         raise self.error or OSError("audit line not written")
+
+
+def _settle(tickets: list[_Ticket]) -> None:
+    """On their event loop: each `append_async` caller's outcome (unless it stopped waiting: cancelled)."""
+    for ticket in tickets:
+        if ticket.future is None or ticket.future.done():
+            continue
+        if ticket.written is not None:
+            ticket.future.set_result(ticket.written)
+        else:
+            ticket.future.set_exception(ticket.error or OSError("audit line not written"))
 
 
 def _failed(exc: BaseException) -> OSError:
@@ -150,18 +166,21 @@ class FreeSpace:
 class AuditLog:
     """The append-only, hash-chained file, sealed with `key` when given (HMAC).
 
-    `append` blocks (write + fsync): call it from a worker thread; concurrent calls share a write and an fsync.
-    The file stays open between lines; `close` closes it (the next `append` opens it again), and so does the
-    writer's garbage collection.
+    `append` blocks (write + fsync): call it from a worker thread, or await `append_async` on the event loop; concurrent
+    calls share a write and an fsync. The file stays open between lines; `close` closes it (the next `append` opens it
+    again), and so does the writer's garbage collection.
     """
 
     def __init__(self, path: Path, key: bytes | None = None, space: FreeSpace | None = None) -> None:
         self.path = path
         self.key = key
         self.space = space or FreeSpace()
-        self._turn = threading.Condition()  # guards `_queue` and `_writing`; wakes callers when a batch ends
+        lock = threading.Lock()  # guards `_queue`, `_writing` and `_writer`
+        self._turn = threading.Condition(lock)  # wakes the callers waiting in `append` when a batch ends
         self._queue: list[_Ticket] = []  # lines waiting for the next batch
-        self._writing = False  # a batch is being written (by the caller that took it)
+        self._writing = False  # a batch is being written (by the caller or the writer thread that took it)
+        self._work = threading.Condition(lock)  # wakes the writer thread: lines wait and no batch is in flight
+        self._writer = 0  # the process whose writer thread runs (0: none; another pid: inherited through a fork)
         self._known: tuple[int, int, int] | None = None  # (device, inode, size) after our last write
         self._prev, self._seq = GENESIS, 0
         self._fd: int | None = None  # the file, open between lines, by the process that opened it
@@ -212,16 +231,57 @@ class AuditLog:
                 return ticket.outcome()
             self._writing = True
             batch, self._queue = self._queue, []
+        self._batch(batch)
+        return ticket.outcome()
+
+    async def append_async(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """`append` for a caller on an asyncio event loop, without a thread per call: the line joins the queue and
+        the log's writer thread (started when needed) writes its batch, then wakes the loop once for all its lines.
+        Returns once the line is durable; raises as `append` does."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        ticket = _Ticket(fields, future)
+        with self._turn:
+            if self._writer != os.getpid():
+                threading.Thread(target=self._serve, name="audit-log-writer", daemon=True).start()
+                self._writer = os.getpid()
+            elif not self._writing:
+                self._work.notify()
+            self._queue.append(ticket)
+        return await future
+
+    def _serve(self) -> None:
+        """The writer thread: batch after batch while lines come, then (a second idle) it ends."""
+        while True:
+            with self._turn:
+                while self._writing or not self._queue:
+                    if not self._work.wait(_IDLE) and not self._queue:
+                        self._writer = 0
+                        return
+                self._writing = True
+                batch, self._queue = self._queue, []
+            with contextlib.suppress(BaseException):  # each caller gets its outcome from its ticket
+                self._batch(batch)
+
+    def _batch(self, batch: list[_Ticket]) -> None:
+        """Write `batch` (taken from the queue, `_writing` set), then wake its callers: threads waiting in `append`,
+        and each event loop with lines in it, once."""
         try:
             self._commit(batch)
         finally:
+            waiting: dict[asyncio.AbstractEventLoop, list[_Ticket]] = {}
             with self._turn:
                 self._writing = False
                 for queued in batch:
                     queued.done = True
+                    if queued.future is not None:
+                        waiting.setdefault(queued.future.get_loop(), []).append(queued)
                 self._turn.notify_all()
+                if self._queue:
+                    self._work.notify()
+            for loop, tickets in waiting.items():
+                with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody waits there
+                    loop.call_soon_threadsafe(_settle, tickets)
         self.space.check(self.path)
-        return ticket.outcome()
 
     def close(self) -> None:
         """Close the file (the next `append` opens it again)."""

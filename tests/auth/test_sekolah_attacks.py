@@ -3,6 +3,7 @@ revoked), a token or resource for another server, PKCE missing or `plain`, a red
 session cookie, a cross-site POST, a guessed password, a deactivated account; and a musyrif's refreshed token follows
 his new room."""
 
+import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +35,7 @@ from tests.auth.sekolah_support import (
 )
 from tests.auth.support import MODERN, TIMEOUT, rpc
 from tests.conftest import TOKEN
-from tests.e2e.conftest import free_port
+from tests.e2e.conftest import EXECUTABLE, free_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -182,6 +183,7 @@ async def test_a_deactivated_account_is_refused_at_refresh_and_sign_in(mcp: Mcp,
     answer = httpx2.post(f"{school[0]}/pengurus/{email}/nonaktif", headers={"Authorization": f"Bearer {TOKEN}"})
     assert answer.status_code == 200
     assert refresh(mcp, first["refresh_token"], client_id).json()["error"] == "invalid_grant"
+    assert students(mcp, first["access_token"]).status_code == 401  # signed out at once, not in 10 minutes
     page, _, _ = await sign_in(mcp, email)
     assert page.status_code == 403 and "belum terdaftar sebagai pengurus" in page.text
 
@@ -192,3 +194,17 @@ async def test_revoking_the_refresh_token_ends_the_access_token(mcp: Mcp, school
     assert httpx2.post(f"{mcp.base}/revoke", data=form, timeout=TIMEOUT).status_code == 200
     assert students(mcp, tokens["access_token"]).status_code == 401
     assert refresh(mcp, tokens["refresh_token"], client_id).json()["error"] == "invalid_grant"
+
+
+async def test_pengurus_sesi_cabut_ends_a_persons_sessions_and_tokens(mcp: Mcp, school: tuple[str, Path]) -> None:
+    email = musyrif(school, "sesi@pesantren.sch.id")
+    tokens, client_id = await tokens_for(mcp, email)
+    command = [EXECUTABLE, "pengurus", "sesi", email.upper(), "--db", f"sqlite:///{school[1]}"]
+    seen = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+    assert seen.stdout.strip().startswith(f"{email}: 2 live sign-in(s)")  # the browser's session, the grant
+    ended = subprocess.run([*command, "--cabut"], capture_output=True, text=True, timeout=60, check=True)
+    assert "ended every session and token" in ended.stdout
+    assert students(mcp, tokens["access_token"]).status_code == 401
+    assert refresh(mcp, tokens["refresh_token"], client_id).json()["error"] == "invalid_grant"
+    again = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+    assert again.stdout.strip().startswith(f"{email}: 0 live sign-in(s)")

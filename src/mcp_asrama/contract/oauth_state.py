@@ -4,17 +4,25 @@ the data service: a JSON object by kind and key, living `ttl` seconds, optionall
 Keys are opaque to the service: for a secret (an authorization code, a refresh token) the caller sends its hash.
 """
 
+import hashlib
 import json
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
+from mcp_asrama.contract.pengurus import fold_email
 from mcp_asrama.contract.types import Shape, Strict
 
 KIND_PATTERN = r"^[a-z_]{1,20}$"
 KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 MAX_VALUE_BYTES = 16 * 1024
 MAX_TTL = 400 * 24 * 3600.0
+
+
+def person_family(email: str) -> str:
+    """What every family of one person's sign-ins starts with (`<this>.<id>`: their sessions and each grant's
+    tokens), so that all of them can be ended at once: 24 hex digits of the SHA-256 of the folded email."""
+    return hashlib.sha256(fold_email(email).encode()).hexdigest()[:24]
 
 
 def _small(value: dict[str, Any]) -> dict[str, Any]:

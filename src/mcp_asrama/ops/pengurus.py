@@ -1,7 +1,8 @@
 """`mcp-asrama pengurus`: the school's IT person keeps the staff list on the database itself, as `import` does (`--db`,
-ASRAMA_DB_URL, the default file): add (`tambah`), change (`ubah`), deactivate (`nonaktif`), list (`daftar`) and set a
-local account's password (`sandi`: typed twice at the terminal, or read from stdin when it is not one; never taken
-from the command line, where the shell's history and the process list would keep it).
+ASRAMA_DB_URL, the default file): add (`tambah`), change (`ubah`), deactivate (`nonaktif`, which also signs them out),
+list (`daftar`), see or end a person's sign-ins (`sesi EMAIL [--cabut]`, for `--auth sekolah`) and set a local
+account's password (`sandi`: typed twice at the terminal, or read from stdin when it is not one; never taken from the
+command line, where the shell's history and the process list would keep it).
 
 Every failure is one line on stderr: exit 2 for what was asked wrongly (a flag, a value), 1 for what the database
 says (no such person, already on the list, cannot open it), as `import` does.
@@ -109,6 +110,16 @@ def nonaktif(session: "Session", args: argparse.Namespace) -> str:
     return f"deactivated {person.email}: may no longer sign in"
 
 
+def sesi(session: "Session", args: argparse.Namespace) -> str:
+    from mcp_asrama.service.crud import pengurus as crud
+
+    email = _known(session, args.email).email
+    if args.cabut:
+        crud.sesi(session, email, cabut=True)
+        return f"ended every session and token of {email}: signing in again is needed"
+    return f"{email}: {crud.sesi(session, email)} live sign-in(s) (end them with --cabut)"
+
+
 def line(person: "Pengurus") -> str:
     """One staff member on one line: email, roles, rooms and classes, whether they may record, whether active."""
     parts = [person.email, ",".join(person.peran)]
@@ -174,7 +185,7 @@ def cmd_pengurus(args: argparse.Namespace) -> int:
     return 0
 
 
-ACTIONS = {"tambah": tambah, "ubah": ubah, "nonaktif": nonaktif, "daftar": daftar}
+ACTIONS = {"tambah": tambah, "ubah": ubah, "nonaktif": nonaktif, "daftar": daftar, "sesi": sesi}
 
 
 def add_parser(commands: Any, db_flag: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -198,7 +209,12 @@ def add_parser(commands: Any, db_flag: Callable[[argparse.ArgumentParser], None]
         p.add_argument("--menulis", action=argparse.BooleanOptionalAction, help="may record through the assistant")
         if name == "ubah":
             p.add_argument("--aktif", action=argparse.BooleanOptionalAction, help="may sign in (again)")
-    sub.add_parser("nonaktif", help="deactivate a staff member (may no longer sign in)").add_argument("email")
+    sub.add_parser(
+        "nonaktif", help="deactivate a staff member (may no longer sign in; signed out at once)"
+    ).add_argument("email")
+    sessions = sub.add_parser("sesi", help="a staff member's live sign-ins (--auth sekolah); --cabut ends them all")
+    sessions.add_argument("email")
+    sessions.add_argument("--cabut", action="store_true", help="end every session and token now")
     sub.add_parser("daftar", help="every staff member: email, roles, rooms and classes, one line each")
     sandi = sub.add_parser(
         "sandi",

@@ -13,6 +13,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.client import AsramaClient, make_http_client
 from mcp_asrama.config import is_loopback
+from mcp_asrama.contract.oauth_state import person_family
 from mcp_asrama.server.features.write import Konfirmasi
 from mcp_asrama.server.guard.audit import Auditor
 from mcp_asrama.server.guard.limits_storage import LimitsStorage
@@ -20,7 +21,7 @@ from mcp_asrama.server.sekolah.client_documents import ClientDocuments
 from mcp_asrama.server.sekolah.keys import KeyRing
 from mcp_asrama.server.sekolah.oidc import OidcLogin
 from mcp_asrama.server.sekolah.pages import Pages
-from mcp_asrama.server.sekolah.provider import SekolahProvider, person_key
+from mcp_asrama.server.sekolah.provider import SekolahProvider
 from mcp_asrama.server.sekolah.sessions import Sessions
 from mcp_asrama.server.sekolah.staff import SCOPES
 from mcp_asrama.server.sekolah.store import SharedState
@@ -66,7 +67,7 @@ class Authority:
         self._limits = LimitsStorage(settings.rate_limit_storage)
         self._login = self._oidc()
         secure = settings.public_url.scheme == "https" or not is_loopback(settings.public_url.host or "")
-        self.sessions = Sessions(state, secure=secure, family=lambda email: f"{person_key(email)}.sesi")
+        self.sessions = Sessions(state, secure=secure, family=lambda email: f"{person_family(email)}.sesi")
         self.pages = Pages(
             self.provider,
             self.sessions,

@@ -30,13 +30,14 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from mcp_asrama.client import AsramaClient
 from mcp_asrama.client.exceptions import NotFound
+from mcp_asrama.contract.oauth_state import person_family
 from mcp_asrama.contract.pengurus import Pengurus
 from mcp_asrama.server.guard.auth import JwtVerifier
 from mcp_asrama.server.guard.token_cache import CachingVerifier
 from mcp_asrama.server.sekolah.client_documents import ClientDocuments
 from mcp_asrama.server.sekolah.keys import KeyRing
 from mcp_asrama.server.sekolah.staff import SCOPES, grant
-from mcp_asrama.server.sekolah.store import SharedState, hashed
+from mcp_asrama.server.sekolah.store import SharedState
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +56,7 @@ class Segar(RefreshToken):
 
 def family_of(subject: str) -> str:
     """A new family id; its prefix names the person, so that all of a person's families can be ended at once."""
-    return f"{person_key(subject)}.{secrets.token_urlsafe(12)}"
-
-
-def person_key(subject: str) -> str:
-    return hashed(subject)[:24]
+    return f"{person_family(subject)}.{secrets.token_urlsafe(12)}"
 
 
 def same_resource(a: str, b: str) -> bool:

@@ -12,13 +12,15 @@ from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from mcp_asrama.contract.oauth_state import person_family
 from mcp_asrama.contract.pengurus import HasilMasuk, PengurusIn, fold_email
 from mcp_asrama.contract.pengurus import Pengurus as PengurusPublic
 from mcp_asrama.names import fold
 from mcp_asrama.service.crud import common
+from mcp_asrama.service.models.oauth_state import OAuthState
 from mcp_asrama.service.models.pengurus import Pengurus
 
 HASHER = PasswordHasher()
@@ -59,19 +61,36 @@ def rows_of(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def simpan(session: Session, body: PengurusIn) -> bool:
-    """Store `body` (its password, failed attempts and lock kept): whether the staff member is new."""
+    """Store `body` (its password, failed attempts and lock kept): whether the staff member is new. An inactive
+    record's sign-ins end at once."""
     new = cari(session, body.email) is None
     common.upsert(session, Pengurus, rows_of([body.model_dump()]), key=("email",))
+    if not body.aktif:
+        sesi(session, body.email, cabut=True)
     return new
 
 
 def nonaktif(session: Session, email: str) -> Pengurus | None:
-    """Deactivate the staff member of `email` (None: no such person); deactivating twice changes nothing more."""
+    """Deactivate the staff member of `email` (None: no such person) and end their sessions and tokens at once;
+    deactivating twice changes nothing more."""
     found = cari(session, email)
     if found is not None and found.aktif:
         found.aktif = False
         found.diubah = datetime.now(UTC)
+    if found is not None:
+        sesi(session, found.email, cabut=True)
     return found
+
+
+def sesi(session: Session, email: str, *, cabut: bool = False) -> int:
+    """How many sign-ins of `email` live (browser sessions and token families, `--auth sekolah`); with `cabut`,
+    end them all (their refresh tokens stop at once, their access tokens at their next check)."""
+    now = datetime.now(UTC)
+    mine = OAuthState.family.startswith(person_family(email) + ".", autoescape=True)
+    if cabut:
+        return len(session.execute(delete(OAuthState).where(mine).returning(OAuthState.key)).all())
+    query = select(func.count(func.distinct(OAuthState.family))).where(mine, OAuthState.expires_at > now)
+    return int(session.scalar(query) or 0)
 
 
 def set_sandi(session: Session, email: str, sandi: str) -> bool:

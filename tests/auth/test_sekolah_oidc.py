@@ -174,8 +174,8 @@ async def refused(school: School, login: str) -> httpx2.Response:
 async def test_an_email_not_on_the_staff_list_gets_no_code(school: School) -> None:
     school.provider.set_email("tamu", "tamu@pesantren.sch.id", email_verified=True)
     page = await refused(school, "tamu")
-    assert page.status_code == 403 and page.url.path == "/izin"
-    assert "belum terdaftar sebagai pengurus" in page.text
+    assert page.status_code == 403 and page.url.path == "/login/callback"  # refused before any session exists
+    assert "belum terdaftar sebagai pengurus" in page.text and "asrama_sesi" not in page.headers.get("set-cookie", "")
 
 
 @needs_oidc

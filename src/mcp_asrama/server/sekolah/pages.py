@@ -173,7 +173,11 @@ class Pages:
             email = await self.oidc.finish(taken, request.query_params)
         except LoginRefused as refused:
             log.info("school sign-in refused", extra={"event": "login", "outcome": refused.reason})
-            return html.message("Tidak bisa masuk", REFUSED.get(refused.reason, EXPIRED), status=403)
+            status = 502 if refused.reason == "penyedia_gagal" else 403
+            return html.message("Tidak bisa masuk", REFUSED.get(refused.reason, EXPIRED), status=status)
+        if await self.provider.staff(email) is None:  # no session at all for whoever is not on the list
+            log.info("sign-in refused: not on the staff list", extra={"event": "login", "outcome": "bukan_pengurus"})
+            return html.message("Tidak bisa masuk", NOT_STAFF, status=403)
         log.info("school sign-in", extra={"event": "login", "outcome": "ok"})
         response = RedirectResponse(taken["lanjut"], status_code=303)  # a path of ours, stored at the start
         await self.sessions.start(response, email)

@@ -208,3 +208,22 @@ async def test_pengurus_sesi_cabut_ends_a_persons_sessions_and_tokens(mcp: Mcp, 
     assert refresh(mcp, tokens["refresh_token"], client_id).json()["error"] == "invalid_grant"
     again = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
     assert again.stdout.strip().startswith(f"{email}: 0 live sign-in(s)")
+
+
+async def test_replicas_share_codes_tokens_and_keys(
+    mcp: Mcp, school: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A second process behind the same public URL (a replica): a code made on one is exchanged on the other, and
+    each accepts and refreshes what the other issued (the state and the signing keys live in the service)."""
+    port = free_port()
+    flags = ["--auth", "sekolah", "--public-url", mcp.public_url]
+    env = {"ASRAMA_API_URL": school[0], "ASRAMA_API_TOKEN": TOKEN}
+    with mcp_process(flags, env, tmp_path_factory.mktemp("replica"), port) as replica:
+        answer, client_id, verifier = await sign_in(mcp, musyrif(school, "replika@pesantren.sch.id"))
+        form = {"grant_type": "authorization_code", "code": query_of(answer)["code"], "client_id": client_id}
+        got = token(replica, **form, code_verifier=verifier, redirect_uri=REDIRECT_URI)
+        assert got.status_code == 200, got.text
+        assert ids(students(mcp, got.json()["access_token"])) == {"A001", "A002"}
+        again = refresh(mcp, got.json()["refresh_token"], client_id).json()
+        assert ids(students(replica, again["access_token"])) == {"A001", "A002"}
+        assert refresh(replica, got.json()["refresh_token"], client_id).json()["error"] == "invalid_grant"  # used

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import update
 
 from mcp_asrama.service.db import make_engine, make_sessionmaker
+from mcp_asrama.service.models.oauth_state import OAuthState
 from mcp_asrama.service.models.pengurus import Pengurus
 from tests.auth.conftest import Mcp, mcp_process
 from tests.auth.sekolah_support import (
@@ -227,3 +228,24 @@ async def test_replicas_share_codes_tokens_and_keys(
         again = refresh(mcp, got.json()["refresh_token"], client_id).json()
         assert ids(students(replica, again["access_token"])) == {"A001", "A002"}
         assert refresh(replica, got.json()["refresh_token"], client_id).json()["error"] == "invalid_grant"  # used
+
+
+async def test_an_expired_session_is_no_session(mcp: Mcp, school: tuple[str, Path]) -> None:
+    email = musyrif(school, "basi@pesantren.sch.id")
+    async with Browser(email) as person:
+        await sign_in(mcp, email, person=person)  # signed in: the browser holds a session
+        engine = make_engine(f"sqlite:///{school[1]}")  # twelve hours pass
+        with make_sessionmaker(engine)() as session, session.begin():
+            past = datetime.now(UTC) - timedelta(seconds=1)
+            session.execute(update(OAuthState).where(OAuthState.kind == "sesi").values(expires_at=past))
+        engine.dispose()
+        shown = await person.http.get(f"{mcp.base}/izin", params={"permintaan": "x"})
+        assert shown.status_code == 303 and shown.headers["location"].startswith("/masuk")
+
+
+async def test_registration_is_limited_per_address(
+    school: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    with sekolah_server(school[0], tmp_path_factory.mktemp("register")) as server:  # its own limits
+        answers = [httpx2.post(f"{server.base}/register", json=HOST, timeout=TIMEOUT).status_code for _ in range(31)]
+    assert answers[:30] == [201] * 30 and answers[30] == 429

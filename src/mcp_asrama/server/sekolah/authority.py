@@ -3,11 +3,13 @@ auth settings, and the HTTP client to the data service they share (closed with t
 
 from typing import Any
 
+from limits import RateLimitItemPerHour
 from limits.aio.strategies import MovingWindowRateLimiter
 from mcp.server.auth.routes import build_metadata
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
+from starlette.responses import JSONResponse
 from starlette.routing import Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -29,6 +31,12 @@ from mcp_asrama.server.sekolah.usulan_pages import UsulanPages
 from mcp_asrama.server.settings import ServerSettings
 
 CALLBACK_PATH = "/login/callback"
+REGISTRATIONS = RateLimitItemPerHour(30)  # dynamic client registrations per address per hour
+TOO_MANY = JSONResponse(
+    {"error": "invalid_client_metadata", "error_description": "too many registrations from this address; try later"},
+    status_code=429,
+    headers={"Retry-After": "600", "Cache-Control": "no-store"},
+)
 
 
 def origin(url: AnyHttpUrl) -> str:
@@ -135,6 +143,11 @@ class Authority:
         router = Router(routes=routes, default=app)
 
         async def sign_in_first(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http" and scope["path"] == "/register" and scope["method"] == "POST":
+                address = scope["client"][0] if scope.get("client") else "?"
+                if not await self.pages.limiter.hit(REGISTRATIONS, "asrama-register", address):
+                    await TOO_MANY(scope, receive, send)  # open registration must not fill the database
+                    return
             await (router if scope["type"] == "http" else app)(scope, receive, send)
 
         return sign_in_first

@@ -31,7 +31,7 @@ from mcp_asrama.server.sekolah.usulan_pages import UsulanPages
 from mcp_asrama.server.settings import ServerSettings
 
 CALLBACK_PATH = "/login/callback"
-REGISTRATIONS = RateLimitItemPerHour(30)  # dynamic client registrations per address per hour
+REGISTRATIONS = RateLimitItemPerHour(100)  # registrations per address per hour (claude.ai's come from few addresses)
 TOO_MANY = JSONResponse(
     {"error": "invalid_client_metadata", "error_description": "too many registrations from this address; try later"},
     status_code=429,

@@ -45,7 +45,8 @@ CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")  # base64url of a SHA-256, unpadded
 
 PENDING_TTL = 600  # seconds a sign-in may take, from /authorize to the consent
 CODE_TTL = 120  # seconds an authorization code lives
-CLIENT_TTL = 365 * 86400  # a dynamically registered client is kept a year
+UNUSED_CLIENT_TTL = 86400  # a dynamically registered client no one has signed in with is kept a day ...
+CLIENT_TTL = 365 * 86400  # ... and a year from each sign-in that used it
 
 
 class Segar(RefreshToken):
@@ -102,7 +103,7 @@ class SekolahProvider:
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         assert client_info.client_id is not None  # the SDK's registration handler names every client it registers
         value = client_info.model_dump(mode="json", exclude_none=True)
-        await self.state.put("klien", client_info.client_id, value, ttl=CLIENT_TTL)
+        await self.state.put("klien", client_info.client_id, value, ttl=UNUSED_CLIENT_TTL)
 
     # --- authorization ------------------------------------------------------------------------------------------
 
@@ -161,6 +162,9 @@ class SekolahProvider:
             raise TokenError("invalid_grant", "authorization code already used")
         assert authorization_code.subject is not None  # every code we store names its person
         family = family_of(authorization_code.subject)
+        if client.client_id is not None and not ClientDocuments.is_document_url(client.client_id):
+            kept = client.model_dump(mode="json", exclude_none=True)
+            await self.state.put("klien", client.client_id, kept, ttl=CLIENT_TTL)  # in use: kept a year
         await self.state.put("kode_pakai", authorization_code.code, {"family": family}, ttl=PENDING_TTL, family=family)
         return await self._issue(client, authorization_code.subject, taken["scopes"], family)
 

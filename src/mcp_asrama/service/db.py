@@ -6,11 +6,15 @@ Both make `nama` substring search independent of the number of students.
 
 SQLite's query planner chooses join orders from the statistics that `ANALYZE` stores (PostgreSQL's autovacuum
 keeps its own): a bulk fill refreshes them (`refresh_statistics`), a start analyses the tables that hold rows but
-have none (`analyse_if_needed`), and every pooled connection runs `PRAGMA optimize` as it closes (SQLite's advice).
+have none (`analyse_if_needed`), and the pool runs `PRAGMA optimize` on a connection it takes back at most once per
+`SQLITE_OPTIMIZE_EVERY_S` and on each of its connections as it is disposed (shutdown): SQLite's advice for
+long-lived connections, which the pool's are.
 """
 
+import contextlib
 import logging
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -31,11 +35,18 @@ NAME_INDEX = "anak_nama_fts"  # SQLite's FTS5 table of names (created by the bas
 SQLITE_BUSY_TIMEOUT_MS = 5000  # how long a SQLite connection waits for another one's write lock
 # Memory (issue 13): each connection keeps only a small private page cache and reads through a memory map of the
 # file: those pages live once in the OS page cache, shared by all connections and dropped by the OS under pressure
-# (VmRSS counts them once per connection's mapping, as RssFile: bench/memory.py). Two connections stay open; up to
-# 13 more (SQLAlchemy's default of 15 in all) open for a burst and close after it, their caches and maps with them.
+# (VmRSS counts them once per connection's mapping, as RssFile: bench/memory.py).
 SQLITE_CACHE_KIB = 2048
 SQLITE_MMAP_BYTES = 1 << 30
-SQLITE_POOL_SIZE, SQLITE_OVERFLOW = 2, 13
+# CPU (issue 24): opening a connection costs its PRAGMAs and a new memory map, so the pool keeps open as many as the
+# service serves at once in the common case (the MCP server's calls at the evening roll call: bench/lean.py measures
+# c = 1 and 8; with 2 kept, c = 8 opened a connection every other request). Up to 32 more open for a burst, closing
+# after it (their caches and maps with them): 40 in all, anyio's worker threads that run the sync routes. A route
+# holds its connection until its answer is serialized, in another worker thread: 80 requests at once (40 + 15 = 55
+# with 2 + 13) can leave every connection waiting for a thread and every thread for a connection, until the pool's
+# timeout (tests/service/test_lean_service.py).
+SQLITE_POOL_SIZE, SQLITE_OVERFLOW = 8, 32
+SQLITE_OPTIMIZE_EVERY_S = 3600.0  # PRAGMA optimize on a connection taken back at most this often (SQLite: hourly)
 # Every ANALYZE reads about this many rows per index (SQLite advises 100-1000): ~20 ms at 100,000 students, where a
 # whole one takes ~1.5 s and, measured there (bench/service_reads.py), also turned a class's violations and clinic
 # visits from the class's covering index to a scan of them all with a lookup of each student (1.4-1.6x slower).
@@ -58,15 +69,49 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def _optimize_on_close(dbapi_connection: Any, _record: Any) -> None:
-    """SQLite's advice for every connection: `PRAGMA optimize` before it closes. In 3.40 it analyses only the tables
-    this connection's queries used that have unanalysed indexes or have grown 25-fold since; it gives up at once
-    rather than wait for another connection's write lock."""
+def _optimize(dbapi_connection: Any) -> None:
+    """`PRAGMA optimize`: in 3.40 it analyses only the tables this connection's queries used that have unanalysed
+    indexes or have grown 25-fold since; it gives up at once rather than wait for another connection's write lock."""
     try:
         dbapi_connection.execute("PRAGMA busy_timeout=0")
         dbapi_connection.execute("PRAGMA optimize")
-    except sqlite3.Error as exc:  # busy, read-only or gone: the next connection to close tries again
+    except sqlite3.Error as exc:  # busy, read-only or gone: the next turn tries again
         log.debug("PRAGMA optimize skipped: %s", type(exc).__name__)
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            dbapi_connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+
+
+class SqlitePool(QueuePool):
+    """SQLAlchemy's QueuePool that knows when it is being disposed (the engine's `dispose()`: the service's end)."""
+
+    _sqla_logger_namespace = "sqlalchemy.pool.SqlitePool"  # quiet like SQLAlchemy's own (WARNING unless echo_pool)
+    disposing = False
+
+    def dispose(self) -> None:
+        self.disposing = True
+        super().dispose()
+
+
+class Optimizer:
+    """`PRAGMA optimize` on an engine's SQLite connections: on one the pool takes back once `every` seconds have
+    passed since the last run (or since the engine began), and on each as the pool is disposed; never as a burst's
+    extra connection closes."""
+
+    def __init__(self, engine: Engine, every: float) -> None:
+        self.engine = engine
+        self.every = every
+        self.last = time.monotonic()
+
+    def on_checkin(self, dbapi_connection: Any, _record: Any) -> None:
+        now = time.monotonic()
+        if dbapi_connection is not None and now - self.last >= self.every:
+            self.last = now  # first, so that other threads returning connections meanwhile do not run it too
+            _optimize(dbapi_connection)
+
+    def on_close(self, dbapi_connection: Any, _record: Any) -> None:
+        if getattr(self.engine.pool, "disposing", False):
+            _optimize(dbapi_connection)
 
 
 def _private_sqlite_file(path: Path) -> None:
@@ -81,19 +126,24 @@ def _private_sqlite_file(path: Path) -> None:
         )
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for `url`; a SQLite file is created private, and WAL and foreign keys switched on."""
+def make_engine(url: str, *, optimize_every: float = SQLITE_OPTIMIZE_EVERY_S) -> Engine:
+    """An engine for `url`; a SQLite file is created private, WAL and foreign keys switched on, its connections
+    pooled (`SQLITE_POOL_SIZE`) and optimized at most once per `optimize_every` seconds and at disposal."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
             _private_sqlite_file(Path(parsed.database).expanduser())
-        # A database in memory keeps SQLAlchemy's pool for it (one connection per thread, no overflow).
+        # A database in memory keeps SQLAlchemy's pool for it (one connection per thread, no overflow), unoptimized:
+        # it is gone when it closes.
         dialect = cast(type[DefaultDialect], parsed.get_dialect())
         queued = issubclass(dialect.get_pool_class(parsed), QueuePool)
-        pool = {"pool_size": SQLITE_POOL_SIZE, "max_overflow": SQLITE_OVERFLOW} if queued else {}
-        engine = create_engine(url, connect_args={"check_same_thread": False}, **pool)
+        pool = {"poolclass": SqlitePool, "pool_size": SQLITE_POOL_SIZE, "max_overflow": SQLITE_OVERFLOW}
+        engine = create_engine(url, connect_args={"check_same_thread": False}, **(pool if queued else {}))
         event.listen(engine, "connect", _sqlite_pragmas)
-        event.listen(engine, "close", _optimize_on_close)
+        if queued:
+            optimizer = Optimizer(engine, optimize_every)
+            event.listen(engine, "checkin", optimizer.on_checkin)
+            event.listen(engine, "close", optimizer.on_close)
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
 

@@ -5,33 +5,43 @@ A script, not a test (pytest never collects it). In one run, on this machine:
 1. a temporary SQLite database is filled with the demo school (as bench/latency.py does: 1,000 students, 30 days)
    and the real data service is started on it as a process of its own (`mcp-asrama service`, 127.0.0.1, a free
    port, bearer token);
-2. MCP servers reach it: in this process (`build_server`, the SDK's in-memory `Client`), and as `mcp-asrama
-   serve` subprocesses under the SDK's stdio client, as a host runs them; of each kind one has no audit and one
-   writes its audit file in the run's temporary folder (a real file on the machine's disk, fsync'd); one more in
-   process writes its file on tmpfs (/dev/shm, if there is one), where fsync reaches no disk: the audit's cost
-   without the disk's; and one more on tmpfs writes each line on the event loop instead of the worker thread (a
-   diagnosis, not how the server runs: what the thread's handoff costs inside a real call);
+2. MCP servers reach it: in this process (`build_server`, the SDK's in-memory `Client`), and as `mcp-asrama serve`
+   subprocesses under the SDK's stdio client, as a host runs them; of each kind one has no audit and one writes its
+   audit file in the run's temporary folder (a real file on the machine's disk, fsync'd); one more in process and one
+   over stdio write their files on tmpfs (/dev/shm, if there is one), where fsync reaches no disk: the audit's cost
+   without the disk's; and one more on tmpfs writes each line on the event loop instead of the log's writer thread (a
+   diagnosis, not how the server runs: what the thread's handoff costs inside a real call); with `--baseline REV`,
+   one more audited stdio server runs revision REV's source (`git archive`, on PYTHONPATH): before and after in the
+   same run;
 3. `cari_anak` (`kelas=7A, limit=20`: 20 students disclosed per call) is sent to each, 2026-07-28 era, as a
    round trip on the wire (`session.send_request`); every answer is checked to list the same students, and the
    audited servers' files to hold one line per timed call, chained intact (`audit_check.verify`);
 4. the servers are called interleaved, round by round, the order rotating each round, so that noise from elsewhere
    on the machine hits both sides of a pair alike; reported: p50 and p90 per server, and per pair the ratio of the
    audited p50 to the unaudited p50 (target <= 1.03) and their difference;
-5. the parts of an audited call, each timed alone (interleaved too) on the real result of the same call: the line's
-   write (`append`: flock, write, fsync) inline and through the worker thread, the thread's handoff with no work,
+5. throughput at `--concurrency` calls in flight (default 8): each server in turn is a closed loop of that many
+   tasks for a slice of `--slice` seconds (every answer checked), the order rotating each round, `--slices`
+   rounds; reported: calls/s per server and per pair the median over rounds of the audited calls/s over the
+   unaudited calls/s of the same round (target >= 0.95: concurrent lines share one fsync, group commit), with the
+   rounds' lowest and highest, and the CPU per call of each stdio server's process (/proc, around each slice);
+6. the parts of an audited call, each timed alone (interleaved too) on the real result of the same call: the line's
+   write (`append`: flock, write, fsync) inline, through a worker thread and as the server writes it
+   (`append_async`: the log's writer thread), a worker thread's handoff with no work,
    and finding the disclosed ids in the result's wire dict (what the SDK hands the middleware).
 
 Prints a markdown report on stdout, progress on stderr; exits non-zero only on an error (a failed call, different
 answers, a broken chain). Run the previous code with the same script: `git worktree add /tmp/audit-old HEAD~N`,
 then `PYTHONPATH=/tmp/audit-old/src .venv/bin/python bench/audit.py` (the subprocesses inherit PYTHONPATH).
 
-    .venv/bin/python bench/audit.py            # 600 rounds (two minutes on a quiet machine)
-    .venv/bin/python bench/audit.py --quick    # 150 rounds
+    .venv/bin/python bench/audit.py            # 600 rounds, 10 throughput slices per server (4 minutes quiet)
+    .venv/bin/python bench/audit.py --quick    # 150 rounds, 4 slices
+    .venv/bin/python bench/audit.py --baseline 5cf1595~1   # beside the code before group commit
 """
 
 import argparse
 import contextlib
 import json
+import math
 import shutil
 import statistics
 import tempfile
@@ -41,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 from anyio.to_thread import run_sync as to_thread
 from mcp import Client
 from mcp_types import CallToolResult
@@ -54,6 +65,7 @@ from mcp_asrama.server.settings import ServerSettings
 
 ARGUMENTS = {"kelas": "7A", "limit": 20}
 TARGET = 1.03  # audited p50 / unaudited p50, at most
+THROUGHPUT_TARGET = 0.95  # audited calls/s / unaudited calls/s at `--concurrency`, at least
 PROTOCOL = "2026-07-28"
 
 
@@ -67,6 +79,9 @@ class Server:
     audit_file: Path | None
     judged: bool = True  # held to the target (the tmpfs server is shown beside, not judged)
     samples: list[float] = field(default_factory=list)
+    slices: list[tuple[int, float]] = field(default_factory=list)  # (calls, seconds) of each throughput slice
+    pid: int = 0  # the server's process (stdio), whose CPU is read around each slice; 0: this process
+    cpu_ms: float = 0.0  # its CPU over every slice
 
 
 def caller(client: Client) -> Callable[[], Awaitable[CallToolResult]]:
@@ -82,12 +97,12 @@ def students(result: CallToolResult) -> list[str]:
     return [row["id"] for row in result.structured_content["data"]]
 
 
-INLINE = "in memory, audit on, file on tmpfs, written on the event loop (diagnosis: no worker thread)"
+INLINE = "in memory, audit on, file on tmpfs, written on the event loop (diagnosis: no writer thread)"
 
 
 def write_inline(server: Any) -> None:
-    """Diagnosis only, not how the server runs: its Auditor writes each line on the event loop, without the worker
-    thread (what the thread's handoff costs in a real call, beside the handoff timed alone)."""
+    """Diagnosis only, not how the server runs: its Auditor writes each line on the event loop, without the log's
+    writer thread (what the thread's handoff costs in a real call, beside a worker thread's handoff timed alone)."""
     [auditor] = [m for m in server.middleware if isinstance(m, audit.Auditor)]
 
     async def record(fields: dict[str, Any]) -> bool:
@@ -98,9 +113,12 @@ def write_inline(server: Any) -> None:
 
 
 @contextlib.asynccontextmanager
-async def servers(folder: Path, ram: Path | None, service_url: str) -> AsyncIterator[list[Server]]:
+async def servers(
+    folder: Path, ram: Path | None, service_url: str, baseline: tuple[str, Path] | None
+) -> AsyncIterator[list[Server]]:
     """The servers, connected: in process and over stdio, each without and with an audit file (and in process with
-    its file in `ram`, a tmpfs folder, if there is one, with the worker thread and without)."""
+    its file in `ram`, a tmpfs folder, if there is one, with the writer thread and without; over stdio, one with
+    its file in `ram` and, with `baseline`, one running that revision's source: shown beside, not judged)."""
     in_memory = [("in memory, audit off", None), ("in memory, audit on", folder / "audit-memory.jsonl")]
     if ram is not None:
         in_memory.append(("in memory, audit on, file on tmpfs (fsync: no disk)", ram / "audit-memory.jsonl"))
@@ -115,13 +133,17 @@ async def servers(folder: Path, ram: Path | None, service_url: str) -> AsyncIter
             judged = path is None or path.parent == folder
             found.append(Server(name, "in memory", caller(client), path, judged=judged))
         serve = [common.EXECUTABLE, "--log-level", "WARNING", "serve"]
-        for audited in (False, True):
-            path = folder / "audit-stdio.jsonl" if audited else None
-            extra = {"ASRAMA_AUDIT_LOG": str(path)} if path else {}
+        stdio = [("stdio, audit off", None, {}), ("stdio, audit on", folder / "audit-stdio.jsonl", {})]
+        if ram is not None:
+            stdio.append(("stdio, audit on, file on tmpfs (fsync: no disk)", ram / "audit-stdio.jsonl", {}))
+        if baseline is not None:
+            rev, src = baseline
+            stdio.append((f"stdio, audit on, code of {rev}", folder / "audit-old.jsonl", {"PYTHONPATH": str(src)}))
+        for n, (name, path, extra) in enumerate(stdio):
+            extra |= {"ASRAMA_AUDIT_LOG": str(path)} if path else {}
             env = common.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=common.TOKEN, **extra)
-            errlog = folder / f"stdio-{'on' if audited else 'off'}.log"
-            client, _ = await common.stdio_session(stack, serve, env, errlog, PROTOCOL)
-            found.append(Server(f"stdio, audit {'on' if audited else 'off'}", "stdio", caller(client), path))
+            client, pid = await common.stdio_session(stack, serve, env, folder / f"stdio-{n}.log", PROTOCOL)
+            found.append(Server(name, "stdio", caller(client), path, judged=n < 2, pid=pid))
         yield found
 
 
@@ -146,22 +168,50 @@ async def measure(found: list[Server], rounds: int, warmup: int) -> list[str]:
     return expected
 
 
+async def closed_loop(server: Server, expected: list[str], concurrency: int, seconds: float) -> None:
+    """`concurrency` tasks, each calling `server` again as soon as its answer (checked) is in, for `seconds`; calls
+    still in flight at the end finish and count."""
+    calls, started, cpu = 0, time.perf_counter(), common.cpu_ms(server.pid) if server.pid else 0.0
+    deadline = started + seconds
+
+    async def worker() -> None:
+        nonlocal calls
+        while time.perf_counter() < deadline:
+            if students(await server.call()) != expected:
+                raise RuntimeError(f"{server.name}: another answer under load")
+            calls += 1
+
+    async with anyio.create_task_group() as group:
+        for _ in range(concurrency):
+            group.start_soon(worker)
+    server.slices.append((calls, time.perf_counter() - started))
+    server.cpu_ms += common.cpu_ms(server.pid) - cpu if server.pid else 0.0
+
+
+async def throughput(found: list[Server], expected: list[str], args: argparse.Namespace) -> None:
+    common.log(f"throughput: {args.slices} rounds x {len(found)} servers x {args.slice} s at c = {args.concurrency}")
+    for n in range(args.slices):
+        for server in common.rotated(found, n):
+            await closed_loop(server, expected, args.concurrency, args.slice)
+
+
 def check_files(found: list[Server], rounds: int, warmup: int) -> None:
     for server in found:
         if server.audit_file is None:
             continue
         intact, verdict = audit_check.verify(server.audit_file)
         lines = server.audit_file.read_bytes().count(b"\n")
-        if not intact or lines != rounds + warmup:
-            raise RuntimeError(f"{server.name}: {lines} lines for {rounds + warmup} calls; {verdict}")
+        calls = rounds + warmup + sum(calls for calls, _ in server.slices)
+        if not intact or lines != calls:
+            raise RuntimeError(f"{server.name}: {lines} lines for {calls} calls; {verdict}")
 
 
 # --- the parts of an audited call -------------------------------------------------------------------------
 
 
-async def parts(folder: Path, result: CallToolResult, repeat: int) -> list[tuple[str, float]]:
-    """p50 (µs) of each part of an audited call, alone, on the real result of `cari_anak`; interleaved, `repeat`
-    rounds."""
+async def parts(folder: Path, result: CallToolResult, repeat: int) -> list[tuple[str, float, float, float]]:
+    """p50, p90 and mean (µs) of each part of an audited call, alone, on the real result of `cari_anak`;
+    interleaved, `repeat` rounds. (The mean shows the disk's slow fsyncs, which throughput pays.)"""
     writer = audit_log.AuditLog(folder / "audit-parts.jsonl")
     fields = {"time": audit_log.utc_now(), "event": "request", "subject": "local", "client": "bench"}
     line = {**fields, "method": "tools/call", "target": "cari_anak", "arguments": ARGUMENTS, "outcome": "ok"}
@@ -177,8 +227,9 @@ async def parts(folder: Path, result: CallToolResult, repeat: int) -> list[tuple
 
     work: dict[str, Callable[[], Awaitable[object]]] = {
         "`append` inline (flock, write, fsync)": inline,
-        "`append` through the worker thread": lambda: to_thread(writer.append, line),
-        "the worker thread's handoff alone (no work)": lambda: to_thread(int),
+        "`append` through a worker thread": lambda: to_thread(writer.append, line),
+        "`append_async` (the log's writer thread: how the server writes)": lambda: writer.append_async(line),
+        "a worker thread's handoff alone (no work)": lambda: to_thread(int),
         "the disclosed ids of the result's wire dict (`disclosed_ids`)": scanned,
     }
     samples: dict[str, list[float]] = {name: [] for name in work}
@@ -187,7 +238,10 @@ async def parts(folder: Path, result: CallToolResult, repeat: int) -> list[tuple
             started = time.perf_counter()
             await part()
             samples[name].append((time.perf_counter() - started) * 1e6)
-    return [(name, statistics.median(taken)) for name, taken in samples.items()]
+    return [
+        (name, common.percentile(taken, 50), common.percentile(taken, 90), statistics.fmean(taken))
+        for name, taken in samples.items()
+    ]
 
 
 # --- the report -------------------------------------------------------------------------------------------
@@ -208,9 +262,36 @@ def table(found: list[Server]) -> tuple[str, bool]:
     return "\n".join(rows), met
 
 
-def report(found: list[Server], measured: list[tuple[str, float]], args: argparse.Namespace, wall: float) -> str:
+def rate(calls_seconds: tuple[int, float]) -> float:
+    calls, seconds = calls_seconds
+    return calls / seconds
+
+
+def throughput_table(found: list[Server]) -> tuple[str, bool]:
+    rows = ["| server | calls/s | audited / unaudited calls/s, median of rounds | lowest – highest round | server CPU "
+            "ms/call |", "|---|---:|---:|---:|---:|"]  # fmt: skip
+    met = True
+    for server in found:
+        calls = sum(c for c, _ in server.slices)
+        total = rate((calls, math.fsum(s for _, s in server.slices)))
+        cpu = f"{server.cpu_ms / calls:.2f}" if server.pid and calls else ""
+        ratio = spread = ""
+        if server.audit_file is not None:
+            [base] = [s for s in found if s.pair == server.pair and s.audit_file is None]
+            ratios = [rate(on) / rate(off) for on, off in zip(server.slices, base.slices, strict=True)]
+            median = statistics.median(ratios)
+            met = met and (median >= THROUGHPUT_TARGET or not server.judged)
+            ratio, spread = f"{median:.3f}", f"{min(ratios):.3f} – {max(ratios):.3f}"
+        rows.append(common.md_row([server.name, f"{total:.1f}", ratio, spread, cpu]))
+    return "\n".join(rows), met
+
+
+def report(
+    found: list[Server], measured: list[tuple[str, float, float, float]], args: argparse.Namespace, wall: float
+) -> str:
     latency, met = table(found)
-    part_rows = "\n".join(f"| {name} | {us:.1f} |" for name, us in measured)
+    rates, rates_met = throughput_table(found)
+    part_rows = "\n".join(f"| {name} | {p50:.1f} | {p90:.1f} | {mean:.1f} |" for name, p50, p90, mean in measured)
     code = Path(mcp_asrama.__file__).resolve().parent
     return f"""{common.preamble(args.load)}; {common.versions("mcp")}; code from `{code}`. \
 {common.STUDENTS:,} demo students, SQLite; `cari_anak` {json.dumps(ARGUMENTS)}, {PROTOCOL}; \
@@ -222,10 +303,18 @@ Latency of one call as the caller sees it:
 
 Target (audited p50 <= {TARGET:g}x unaudited p50, each pair on the disk): {"MET" if met else "**MISSED**"}
 
-The parts of an audited call, each alone ({args.repeat} interleaved rounds, p50 µs):
+Throughput at {args.concurrency} calls in flight ({args.slices} interleaved rounds of {args.slice:g} s slices per \
+server):
 
-| part | µs |
-|---|---:|
+{rates}
+
+Target (audited / unaudited calls/s >= {THROUGHPUT_TARGET:g} at c = {args.concurrency}, each pair on the disk): \
+{"MET" if rates_met else "**MISSED**"}
+
+The parts of an audited call, each alone ({args.repeat} interleaved rounds, µs):
+
+| part | p50 | p90 | mean |
+|---|---:|---:|---:|
 {part_rows}"""
 
 
@@ -234,8 +323,13 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="timed rounds (default 600, quick 150)")
     parser.add_argument("--warmup", type=int, default=30, help="untimed calls per server first (default 30)")
     parser.add_argument("--repeat", type=int, default=500, help="times each part is timed alone (default 500)")
+    parser.add_argument("--concurrency", type=int, default=8, help="calls in flight for throughput (default 8)")
+    parser.add_argument("--slice", type=float, default=2.0, help="seconds of one throughput slice (default 2)")
+    parser.add_argument("--slices", type=int, help="throughput rounds (default 10, quick 4)")
+    parser.add_argument("--baseline", metavar="REV", help="one more audited stdio server on this git revision's src")
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (150 if args.quick else 600)
+    args.slices = args.slices or (4 if args.quick else 10)
     common.drop_asrama_env()  # the in-process servers read the environment
     configure_logging("WARNING")  # as the subprocesses run (--log-level WARNING)
 
@@ -246,11 +340,14 @@ async def main(argv: list[str] | None = None) -> int:
     try:
         db_url = f"sqlite:///{folder / 'asrama.db'}"
         common.fill_database(db_url)
-        async with common.data_service(folder, db_url, "WARNING") as service:
-            async with servers(folder, ram, service.url) as found:
-                await measure(found, args.rounds, args.warmup)
-                result = await found[0].call()
-            check_files(found, args.rounds, args.warmup)
+        with contextlib.ExitStack() as sources:
+            old = (args.baseline, sources.enter_context(common.baseline_src(args.baseline))) if args.baseline else None
+            async with common.data_service(folder, db_url, "WARNING") as service:
+                async with servers(folder, ram, service.url, old) as found:
+                    expected = await measure(found, args.rounds, args.warmup)
+                    await throughput(found, expected, args)
+                    result = await found[0].call()
+                check_files(found, args.rounds, args.warmup)
         measured = await parts(folder, result, args.repeat)
         print(report(found, measured, args, time.perf_counter() - started))
     finally:

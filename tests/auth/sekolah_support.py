@@ -5,8 +5,8 @@ import base64
 import hashlib
 import re
 import secrets
-from collections.abc import Iterator
-from contextlib import AsyncExitStack, contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from html import unescape
 from pathlib import Path
@@ -14,20 +14,31 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
-from mcp.shared.auth import AuthorizationCodeResult
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from mcp_asrama.service.crud import pengurus as crud
 from mcp_asrama.service.db import make_engine, make_sessionmaker
 from tests.auth.conftest import Mcp, mcp_process
-from tests.auth.support import TIMEOUT
+from tests.auth.oidc.support import Memory
+from tests.auth.support import MODERN, TIMEOUT
 from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
 from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
+from tests.server.support import call_ok
 
 FORM = re.compile(r'<form method="post" action="([^"]+)">(.*?)</form>', re.S)
 HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 REDIRECT_URI = "http://127.0.0.1:9/callback"  # never visited: the person stops at the redirect
 SANDI = "sandi-yang-panjang-sekali"
-HOST = {"client_name": "Uji", "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+HOST = {
+    "client_name": "Uji",
+    "redirect_uris": [REDIRECT_URI],
+    "grant_types": ["authorization_code", "refresh_token"],
+    "response_types": ["code"],
+    "token_endpoint_auth_method": "none",
+}
 
 
 @contextmanager
@@ -47,12 +58,24 @@ def school_service(folder: Path) -> Iterator[tuple[str, Path]]:
 
 
 @contextmanager
-def sekolah_server(service_url: str, folder: Path, **env: str) -> Iterator[Mcp]:
-    """`mcp-asrama serve --transport http --auth sekolah` (a process) on a free port, its public URL its own."""
-    port = free_port()
+def sekolah_server(service_url: str, folder: Path, port: int | None = None, **env: str) -> Iterator[Mcp]:
+    """`mcp-asrama serve --transport http --auth sekolah` (a process) on `port` (else a free one), its public URL its
+    own, `env` added to its environment."""
+    port = port or free_port()
     flags = ["--auth", "sekolah", "--public-url", f"http://127.0.0.1:{port}/mcp"]
     with mcp_process(flags, {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN, **env}, folder, port) as mcp:
         yield mcp
+
+
+@contextmanager
+def one_musyrif(folder: Path, email: str, sandi: str = SANDI) -> Iterator[Mcp]:
+    """The data service with the tutorial's data and one musyrif of Al-Fatih 1 (who may record) with a password,
+    and our `--auth sekolah` server in front of it."""
+    with school_service(folder) as (url, db_file):
+        put_staff(url, staff(email, peran=["musyrif"], kamar=("Al-Fatih 1",), menulis=True))
+        set_password(db_file, email, sandi)
+        with sekolah_server(url, folder) as mcp:
+            yield mcp
 
 
 def staff(email: str, *, peran: list[str], kamar: tuple[str, ...] = (), **more: Any) -> dict[str, Any]:
@@ -196,3 +219,40 @@ async def tokens_for(mcp: Mcp, email: str, person: Browser | None = None) -> tup
     )
     assert got.status_code == 200, got.text
     return got.json(), client_id
+
+
+@asynccontextmanager
+async def host(mcp: Mcp, person: Browser, storage: Memory, document_url: str | None = None) -> AsyncIterator[Client]:
+    """The SDK's client with its OAuth support, as a host: `person` signs in when asked; with `document_url` it
+    names its client ID metadata document instead of registering."""
+    metadata = OAuthClientMetadata.model_validate({**HOST, "client_name": "Claude"})
+    oauth = OAuthClientProvider(
+        mcp.url, metadata, storage, person.redirect_handler, person.callback_handler, client_metadata_url=document_url
+    )
+    async with (
+        person,
+        httpx2.AsyncClient(auth=oauth, timeout=TIMEOUT) as http,
+        Client(streamable_http_client(mcp.url, http_client=http), mode=MODERN, cache=None) as client,
+    ):
+        yield client
+
+
+async def students(client: Client) -> set[str]:
+    """The ids `cari_anak` shows."""
+    return {row["id"] for row in (await call_ok(client, "cari_anak", {}))["data"]}
+
+
+async def authorize_url(http: httpx2.AsyncClient, mcp: Mcp, **extra: str) -> str:
+    """Register a client and build its authorization URL (PKCE S256, for this resource), as a host would."""
+    registered = (await http.post(f"{mcp.base}/register", json=HOST)).json()
+    params = {
+        "response_type": "code",
+        "client_id": registered["client_id"],
+        "redirect_uri": REDIRECT_URI,
+        "code_challenge": "x" * 43,
+        "code_challenge_method": "S256",
+        "state": "s1",
+        "resource": mcp.public_url,
+        **extra,
+    }
+    return str(httpx2.URL(f"{mcp.base}/authorize", params=params))

@@ -3,40 +3,29 @@ as a host does (401 → Protected Resource Metadata → authorization server met
 our sign-in and consent pages → code + PKCE → token) and a staff member reads exactly what the staff list gives
 them; then refresh, reuse, replay and revocation over real sockets (a real service and server process)."""
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import jwt
 import pytest
-from mcp import Client
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
 
 from tests.auth.conftest import Mcp
 from tests.auth.oidc.support import Memory
 from tests.auth.sekolah_support import (
-    REDIRECT_URI,
     Browser,
+    authorize_url,
+    host,
     put_staff,
     school_service,
     sekolah_server,
     set_password,
     staff,
+    students,
 )
-from tests.auth.support import MODERN, TIMEOUT
-from tests.server.support import call_ok
+from tests.auth.support import TIMEOUT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
-HOST = {
-    "client_name": "Claude",
-    "redirect_uris": [REDIRECT_URI],
-    "grant_types": ["authorization_code", "refresh_token"],
-    "response_types": ["code"],
-    "token_endpoint_auth_method": "none",
-}
 RIDWAN, HALIMAH, KLINIK = "ridwan@pesantren.sch.id", "halimah@pesantren.sch.id", "klinik@pesantren.sch.id"
 
 
@@ -56,23 +45,6 @@ def school(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 def mcp(school: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
     with sekolah_server(school[0], tmp_path_factory.mktemp("mcp")) as server:
         yield server
-
-
-@asynccontextmanager
-async def host(mcp: Mcp, person: Browser, storage: Memory) -> AsyncIterator[Client]:
-    oauth = OAuthClientProvider(
-        mcp.url, OAuthClientMetadata.model_validate(HOST), storage, person.redirect_handler, person.callback_handler
-    )
-    async with (
-        person,
-        httpx2.AsyncClient(auth=oauth, timeout=TIMEOUT) as http,
-        Client(streamable_http_client(mcp.url, http_client=http), mode=MODERN, cache=None) as client,
-    ):
-        yield client
-
-
-async def students(client: Client) -> set[str]:
-    return {row["id"] for row in (await call_ok(client, "cari_anak", {}))["data"]}
 
 
 async def test_a_musyrif_signs_in_and_sees_exactly_his_room(mcp: Mcp) -> None:
@@ -115,18 +87,3 @@ async def test_a_wrong_password_gets_no_code(mcp: Mcp) -> None:
         page = await person.sign_in(await authorize_url(person.http, mcp))
     assert page.status_code == 401 and "Email atau sandi salah" in page.text
     assert "code=" not in page.headers.get("location", "")
-
-
-async def authorize_url(http: httpx2.AsyncClient, mcp: Mcp, **extra: str) -> str:
-    """Register a client and build its authorization URL (PKCE S256), as a host would."""
-    registered = (await http.post(f"{mcp.base}/register", json=HOST)).json()
-    params = {
-        "response_type": "code",
-        "client_id": registered["client_id"],
-        "redirect_uri": REDIRECT_URI,
-        "code_challenge": "x" * 43,
-        "code_challenge_method": "S256",
-        "state": "s1",
-        **extra,
-    }
-    return str(httpx2.URL(f"{mcp.base}/authorize", params=params))

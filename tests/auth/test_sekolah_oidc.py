@@ -5,40 +5,38 @@ email off the staff list and a domain not allowed get a refusal page and no code
 All but the last test need ASRAMA_TEST_OIDC (scripts/oidc-provider.sh)."""
 
 import os
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
 import jwt
 import pytest
-from mcp import Client
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
 
 from mcp_asrama.server.sekolah.client_documents import ClientDocuments
-from tests.auth.conftest import Mcp, mcp_process
+from tests.auth.conftest import Mcp
 from tests.auth.oidc.documents import DOCUMENT_PATH, metadata_document, self_signed
 from tests.auth.oidc.support import Memory, Provider, running_provider
 from tests.auth.sekolah_oidc_support import SchoolBrowser
-from tests.auth.sekolah_support import REDIRECT_URI, Browser, put_staff, set_password, staff
-from tests.auth.support import MODERN, TIMEOUT
-from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
-from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
-from tests.server.support import call_ok
+from tests.auth.sekolah_support import (
+    HOST,
+    REDIRECT_URI,
+    Browser,
+    authorize_url,
+    host,
+    put_staff,
+    school_service,
+    sekolah_server,
+    set_password,
+    staff,
+    students,
+)
+from tests.auth.support import TIMEOUT
+from tests.e2e.conftest import free_port
 
 OIDC = os.environ.get("ASRAMA_TEST_OIDC")
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 needs_oidc = pytest.mark.skipif(not OIDC, reason="ASRAMA_TEST_OIDC is not set (scripts/oidc-provider.sh installs it)")
-HOST = {
-    "client_name": "Claude",
-    "redirect_uris": [REDIRECT_URI],
-    "grant_types": ["authorization_code", "refresh_token"],
-    "response_types": ["code"],
-    "token_endpoint_auth_method": "none",
-}
 LOGIN_CLIENT_ID, SECRET = "asrama-login", "rahasia-sekolah-yang-panjang-sekali"
 RIDWAN, HALIMAH = "ridwan@pesantren.sch.id", "halimah@pesantren.sch.id"
 
@@ -62,12 +60,7 @@ def school(tmp_path_factory: pytest.TempPathFactory) -> Iterator[School]:
     host's client ID metadata document is served with (SSL_CERT_FILE)."""
     assert OIDC
     folder = tmp_path_factory.mktemp("sekolah-oidc")
-    db_file = folder / "asrama.db"
-    insert_rows(f"sqlite:///{db_file}", kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
-    service_port, port = free_port(), free_port()
-    log = folder / "service.log"
-    env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder))
-    service = start([EXECUTABLE, "service", "--port", str(service_port), "--db", f"sqlite:///{db_file}"], env, log)
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     login_client = {
         "client_id": LOGIN_CLIENT_ID,
@@ -75,67 +68,22 @@ def school(tmp_path_factory: pytest.TempPathFactory) -> Iterator[School]:
         "redirect_uris": [f"{base}/login/callback"],
         "token_endpoint_auth_method": "client_secret_basic",
     }
-    try:
-        wait_until_up(service_port, service, log)
-        service_url = f"http://127.0.0.1:{service_port}"
+    with school_service(folder) as (service_url, db_file):
         put_staff(service_url, staff(RIDWAN, peran=["musyrif"], kamar=("Al-Fatih 1",), menulis=True))
         put_staff(service_url, staff(HALIMAH, peran=["musyrif"], kamar=("Aisyah 2",)))
         set_password(db_file, HALIMAH)
         with running_provider(
             OIDC, free_port(), f"{base}/mcp", folder, 300, login_client=login_client, id_token_claims=True
         ) as provider:
-            flags = ["--auth", "sekolah", "--public-url", f"{base}/mcp"]
             settings = {
-                "ASRAMA_API_URL": service_url,
-                "ASRAMA_API_TOKEN": TOKEN,
                 "ASRAMA_LOGIN_OIDC_ISSUER": provider.issuer,
                 "ASRAMA_LOGIN_OIDC_CLIENT_ID": LOGIN_CLIENT_ID,
                 "ASRAMA_LOGIN_OIDC_CLIENT_SECRET": SECRET,
                 "ASRAMA_LOGIN_DOMAINS": "pesantren.sch.id,pondok.example",
                 "SSL_CERT_FILE": str(provider.cert[0]),
             }
-            with mcp_process(flags, settings, folder, port) as mcp:
+            with sekolah_server(service_url, folder, port, **settings) as mcp:
                 yield School(provider, mcp)
-    finally:
-        stop(service)
-
-
-@asynccontextmanager
-async def host(mcp: Mcp, person: Browser, storage: Memory, document_url: str | None = None) -> AsyncIterator[Client]:
-    """The SDK's client with its OAuth support; with `document_url` it names its client ID metadata document."""
-    oauth = OAuthClientProvider(
-        mcp.url,
-        OAuthClientMetadata.model_validate(HOST),
-        storage,
-        person.redirect_handler,
-        person.callback_handler,
-        client_metadata_url=document_url,
-    )
-    async with (
-        person,
-        httpx2.AsyncClient(auth=oauth, timeout=TIMEOUT) as http,
-        Client(streamable_http_client(mcp.url, http_client=http), mode=MODERN, cache=None) as client,
-    ):
-        yield client
-
-
-async def students(client: Client) -> set[str]:
-    return {row["id"] for row in (await call_ok(client, "cari_anak", {}))["data"]}
-
-
-async def authorize_url(http: httpx2.AsyncClient, mcp: Mcp) -> str:
-    """Register a client and build its authorization URL (PKCE S256), as a host would."""
-    registered = (await http.post(f"{mcp.base}/register", json=HOST)).json()
-    params = {
-        "response_type": "code",
-        "client_id": registered["client_id"],
-        "redirect_uri": REDIRECT_URI,
-        "code_challenge": "x" * 43,
-        "code_challenge_method": "S256",
-        "state": "s1",
-        "resource": mcp.public_url,
-    }
-    return str(httpx2.URL(f"{mcp.base}/authorize", params=params))
 
 
 @needs_oidc

@@ -15,11 +15,10 @@ import httpx2
 import jwt
 import pytest
 
-from tests.auth.conftest import Mcp, mcp_process
-from tests.auth.sekolah_support import Browser, put_staff, set_password, staff
+from tests.auth.conftest import Mcp
+from tests.auth.sekolah_support import Browser, one_musyrif
 from tests.auth.support import TIMEOUT
-from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
-from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
+from tests.e2e.conftest import free_port
 from tests.e2e.test_mcp_remote_oauth import LOGIN_TIMEOUT, authorization_url, bridge, session
 
 MCP_REMOTE = os.environ.get("ASRAMA_TEST_MCP_REMOTE")
@@ -33,26 +32,9 @@ RIDWAN = "ridwan@pesantren.sch.id"
 
 @pytest.fixture(scope="module")
 def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
-    """The data service (a process) with the tutorial's data and a musyrif with a password, and our server with
-    `--auth sekolah` in front of it (a process)."""
-    folder = tmp_path_factory.mktemp("sekolah")
-    db_file = folder / "asrama.db"
-    insert_rows(f"sqlite:///{db_file}", kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
-    port, log = free_port(), folder / "service.log"
-    env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder))
-    service = start([EXECUTABLE, "service", "--port", str(port), "--db", f"sqlite:///{db_file}"], env, log)
-    try:
-        wait_until_up(port, service, log)
-        service_url = f"http://127.0.0.1:{port}"
-        put_staff(service_url, staff(RIDWAN, peran=["musyrif"], kamar=("Al-Fatih 1",), menulis=True))
-        set_password(db_file, RIDWAN)
-        mcp_port = free_port()
-        flags = ["--auth", "sekolah", "--public-url", f"http://127.0.0.1:{mcp_port}/mcp"]
-        server_env = {"ASRAMA_API_URL": service_url, "ASRAMA_API_TOKEN": TOKEN}
-        with mcp_process(flags, server_env, folder, mcp_port) as server:
-            yield server
-    finally:
-        stop(service)
+    """The data service with the tutorial's data and a musyrif with a password, and our `--auth sekolah` server."""
+    with one_musyrif(tmp_path_factory.mktemp("sekolah"), RIDWAN) as server:
+        yield server
 
 
 async def log_in(person: Browser, log: Path, landed: list[httpx2.Response]) -> None:

@@ -1,5 +1,5 @@
 # One command runs the product, one runs the tests; each prepares .venv itself: `make run` installs only what the
-# product needs, `make test` adds the dev tools (linters, pytest, Node for the Inspector) and PostgreSQL's driver.
+# product needs, `make test` adds the dev tools (linters, pytest, MkDocs, Node for the Inspector) and PostgreSQL's driver.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -9,10 +9,14 @@ PIP    := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
 INSPECTOR := $(VENV)/.installed-inspector
 
-.PHONY: run test lint bench install inspector clean
+.PHONY: run test lint bench install inspector docs clean
+
+# make run PORT=8100 MCP_PORT=8101: the demo's data service and MCP server on other ports. Only values given on
+# make's command line count: a PORT in the environment is usually another program's.
+given = $(if $(filter command line,$(origin $(1))),$(2) $($(1)))
 
 run: $(RUNTIME)
-	$(BIN)/mcp-asrama demo
+	$(BIN)/mcp-asrama demo $(call given,PORT,--port) $(call given,MCP_PORT,--mcp-port)
 
 test: $(STAMP) lint
 	$(BIN)/pytest
@@ -28,6 +32,10 @@ install: $(STAMP)
 # e.g. make inspector ARGS="--cli http://127.0.0.1:8001/mcp --transport http --method tools/list"
 inspector: $(INSPECTOR)
 	@bash scripts/inspector.sh run $(ARGS)
+
+# The docs as a site (MkDocs, Material theme) at http://127.0.0.1:8002 while you edit; `make test` builds it --strict.
+docs: $(STAMP)
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8002
 
 bench: $(STAMP)
 	$(BIN)/python bench/service.py

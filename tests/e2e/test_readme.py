@@ -1,6 +1,7 @@
-"""The README's runnable lines, typed as printed, against a running demo: a block fenced as ```sh runnable is what
-a school's IT person types in the project folder while `make run` is up, in a shell where `mcp-asrama` is not on
-PATH. The demo runs on free ports with its data folder in tmp: the lines' 127.0.0.1:8000/8001 and
+"""The runnable lines of the README and of every docs page, typed as printed, against one running demo: a block
+fenced as ```sh runnable is what a school's IT person types in the project folder while `make run` is up, in a
+shell where `mcp-asrama` is not on PATH. The pages run in order (the README, then docs/*.md by name), each line
+once. The demo runs on free ports with its data folder in tmp: the lines' 127.0.0.1:8000/8001 and
 ~/.local/share/mcp-asrama are rewritten to those, nothing else."""
 
 import os
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```sh runnable\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SCRIPTS = Path(EXECUTABLE).parent
 
@@ -38,10 +40,26 @@ def runnable_lines(text: str) -> list[str]:
     return commands
 
 
-def test_the_readme_has_runnable_lines() -> None:
-    lines = runnable_lines(README.read_text())
-    assert len(lines) >= 5
-    assert all("make run" not in line for line in lines)  # it runs in the other terminal
+def all_runnable_lines() -> list[tuple[str, str]]:
+    """(page, command) for every runnable line of the README and the docs pages, in the order they run."""
+    return [(page.relative_to(ROOT).as_posix(), line) for page in PAGES for line in runnable_lines(page.read_text())]
+
+
+def test_the_readme_and_the_docs_have_runnable_lines() -> None:
+    lines = all_runnable_lines()
+    assert len(runnable_lines(README.read_text())) >= 5
+    pages = {page for page, _ in lines}
+    assert {"docs/hosts.md", "docs/writes.md", "docs/staff-devices.md"} <= pages
+    assert all("make run" not in line for _, line in lines)  # it runs in the other terminal
+
+
+def test_make_run_takes_the_ports_from_its_command_line_only() -> None:
+    env = clean_env(MAKEFLAGS="", PORT="3000")
+    given = ["make", "-n", "run", "PORT=8100", "MCP_PORT=8101"]
+    done = subprocess.run(given, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert "mcp-asrama demo --port 8100 --mcp-port 8101" in done.stdout
+    plain = subprocess.run(["make", "-n", "run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 0 and "mcp-asrama demo" in plain.stdout and "--port" not in plain.stdout
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +83,22 @@ def as_typed_here(line: str, service: int, mcp: int, data: Path) -> str:
     return line.replace("~/.local/share/mcp-asrama", str(data / "mcp-asrama"))
 
 
-@pytest.mark.parametrize("number", range(len(runnable_lines(README.read_text()))))
-def test_a_readme_line_runs_as_printed(demo: tuple[int, int, Path], number: int) -> None:
+def test_a_second_demo_on_its_ports_says_how_to_choose_others(demo: tuple[int, int, Path]) -> None:
     service, mcp, folder = demo
-    line = runnable_lines(README.read_text())[number]
+    env = clean_env(XDG_DATA_HOME=str(folder / "data"))
+    command = [EXECUTABLE, "demo", "--port", str(service), "--mcp-port", str(mcp)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0
+    assert f"cannot listen on 127.0.0.1:{service}: it is in use" in done.stderr
+    assert "make run PORT=8100 MCP_PORT=8101" in done.stderr
+
+
+LINES = all_runnable_lines()
+
+
+@pytest.mark.parametrize(("page", "line"), LINES, ids=[f"{page}-{n}" for n, (page, _) in enumerate(LINES)])
+def test_a_runnable_line_runs_as_printed(demo: tuple[int, int, Path], page: str, line: str) -> None:
+    service, mcp, folder = demo
     path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != SCRIPTS)
     env = clean_env(XDG_DATA_HOME=str(folder / "data"), PATH=path, MAKEFLAGS="")
     done = subprocess.run(
@@ -80,6 +110,6 @@ def test_a_readme_line_runs_as_printed(demo: tuple[int, int, Path], number: int)
         timeout=300,
         check=False,
     )
-    assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-    assert done.stdout.strip(), f"{line}: printed nothing"
+    assert done.returncode == 0, f"{page}: {line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    assert done.stdout.strip(), f"{page}: {line}: printed nothing"
     assert "Traceback" not in done.stderr

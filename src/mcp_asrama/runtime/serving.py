@@ -254,9 +254,16 @@ def make_server(
     return ClosingServer(LimitedConfig(AccessLog(app, plain_paths), host, port, limits, parser), closing)
 
 
+OTHER_PORTS = (
+    "mcp-asrama: to use other ports: make run PORT=8100 MCP_PORT=8101 (the data service's and the MCP server's), "
+    "or the command's --port / --mcp-port"
+)
+
+
 def listen(server: uvicorn.Server) -> socket.socket:
     """The listening socket of `server`'s host and port, bound now; a port in use (or an address this machine does
-    not have) ends the process with one line on stderr and exit code 1, before anything claims to be running."""
+    not have) ends the process with one line on stderr (and for a port in use one more: how to choose others) and exit
+    code 1, before anything claims to be running."""
     config = server.config
     family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio turns on TCP_NODELAY only for sockets that say so, and without it each response
@@ -267,8 +274,10 @@ def listen(server: uvicorn.Server) -> socket.socket:
         sock.bind((config.host.strip("[]"), config.port))
     except OSError as exc:
         sock.close()
-        reason = "it is in use (is mcp-asrama already running?)" if exc.errno == errno.EADDRINUSE else exc.strerror
-        raise SystemExit(f"mcp-asrama: cannot listen on {config.host}:{config.port}: {reason}") from None
+        message = f"mcp-asrama: cannot listen on {config.host}:{config.port}: "
+        if exc.errno != errno.EADDRINUSE:
+            raise SystemExit(message + str(exc.strerror)) from None
+        raise SystemExit(message + f"it is in use (is mcp-asrama already running?)\n{OTHER_PORTS}") from None
     sock.set_inheritable(True)
     return sock
 

@@ -1,5 +1,6 @@
 # One command runs the product, one runs the tests; each prepares .venv itself: `make run` installs only what the
-# product needs, `make test` adds the dev tools (linters, pytest, MkDocs, Node for the Inspector) and PostgreSQL's driver.
+# product needs, `make test` adds the dev tools (linters, pytest, MkDocs, Node for the Inspector) and PostgreSQL's
+# driver.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin

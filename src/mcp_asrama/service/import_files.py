@@ -1,6 +1,6 @@
 """Reading an import file within bounds: a CSV (`,`, `;` or tab, UTF-8) or the first sheet of an XLSX workbook
-becomes rows of text cells, header first, or the file is refused in one line (`FileRefused`) with memory bounded
-whatever it holds.
+becomes rows of text cells (a number cell's a `Number`), header first, or the file is refused in one line
+(`FileRefused`) with memory bounded whatever it holds.
 
 The bounds: the file's size on disk, its data rows (a 100,000-student school fits twice), its columns and cells,
 the length of a line of a CSV; and for a workbook, before openpyxl opens it, how far its parts unpack (in all and
@@ -43,6 +43,10 @@ _BROKEN = (
 Table = list[list[str | None]]
 
 
+class Number(str):
+    """The text of a cell that a workbook holds as a number (Excel keeps 15 significant digits of one)."""
+
+
 class ImportRejected(Exception):
     """The file was not imported; `errors` says why, one line each (rows numbered as in a spreadsheet)."""
 
@@ -67,7 +71,9 @@ def _cell(value: Any) -> str | None:
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+        return Number(int(value))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return Number(value)
     text = str(value).strip()
     return text or None
 

@@ -5,13 +5,15 @@ new record with a random handle, recorded by "import").
 A dated domain whose import kind is its own name and that declares its `body` needs nothing here: its rows are its
 body, stored in the table named like it (`derived_targets`), each column meant as the body's field describes it.
 The staff list (`pengurus`) is updated by email. A cell of a list field holds its items separated by `;`, and a
-boolean cell may say `ya`/`tidak` as well as `true`/`false` (`normalise`, from the model's field types).
+boolean cell may say `ya`/`tidak` as well as `true`/`false` (`normalise`, from the model's field types); a choice,
+a sex or a date may be written as people do (`spelling`).
 
 `importer.py` reads and validates the file with the models named here, and asks `checker` about what only the
 database knows (the student, the kind) and what a model cannot say (a day after today, ayat beyond the surah);
 every problem names its row and column, and nothing is written unless every row passes.
 """
 
+import re
 import secrets
 from collections.abc import Callable
 from datetime import UTC, date, datetime
@@ -64,7 +66,7 @@ HINTS = {
     "kode": "1-40 lower-case letters, digits, '_' or '-', e.g. membawa_hp",
     "kategori": "one of ringan, sedang, berat",
     "poin": "a whole number from 0 to 1000",
-    "tanggal": "a valid date YYYY-MM-DD, today at the latest",
+    "tanggal": "a valid date YYYY-MM-DD (or DD/MM/YYYY, DD-MM-YYYY), today at the latest",
     "jenis": "a kode of 'import jenis_pelanggaran' (ziyadah or murajaah for hafalan)",
     "surah": "the surah's number (1-114) or name (e.g. Al-Baqarah)",
     "ayat_mulai": "a whole number from 1, within the surah",
@@ -166,6 +168,38 @@ def normalise(kind: str, raw: dict[str, Any]) -> dict[str, Any]:
     if kind == "hafalan" and isinstance(surah, str) and not surah.isdecimal() and (found := quran.find_surah(surah)):
         raw["surah"] = str(found.nomor)
     return raw
+
+
+_SEXES = {"l": "L", "laki": "L", "lakilaki": "L", "pria": "L", "p": "P", "perempuan": "P", "wanita": "P"}
+_DAY_FIRST = re.compile(r"(\d{1,2})([/.-])(\d{1,2})\2(\d{4})")  # dd/mm/yyyy, dd-mm-yyyy, dd.mm.yyyy
+
+
+def _words(annotation: Any) -> dict[str, str]:
+    """The words a field (maybe optional, a list, annotated) takes, by their lower case."""
+    kinds, words = [annotation], {}
+    while kinds:
+        kind = kinds.pop()
+        if get_origin(kind) is Literal:
+            words.update({v.lower(): v for v in get_args(kind) if isinstance(v, str)})
+        else:
+            kinds += [a for a in get_args(kind) if a is not type(None)]
+    return words
+
+
+def spelling(field: Any, name: str, value: Any) -> Any:
+    """A cell as people write it, as the field takes it: a choice in any case, `laki-laki`/`perempuan` for L/P, a
+    date as dd/mm/yyyy; anything else as it is (for the validation to judge)."""
+    if isinstance(value, list):
+        return [spelling(field, name, item) for item in value]
+    if not isinstance(value, str):
+        return value
+    if name == "jenis_kelamin" and (sex := _SEXES.get(re.sub(r"[\s-]+", "", value.lower()))):
+        return sex
+    if (words := _words(field.annotation)) and (word := words.get(value.strip().lower())):
+        return word
+    if _is(field.annotation, date) and (day := _DAY_FIRST.fullmatch(value.strip())):
+        return f"{day[4]}-{int(day[3]):02}-{int(day[1]):02}"
+    return value
 
 
 def checker(session: Session, kind: str) -> Callable[[dict[str, Any]], list[str]] | None:

@@ -5,6 +5,11 @@ Rows are numbered as a spreadsheet shows them (the header is row 1). Columns the
 as they are on students and rooms that already exist; an empty cell clears its field. A student's `kamar` must be a
 room in the database (compared case-insensitively, as `GET /kamar` counts its students), unless the import is asked
 to create the missing rooms.
+
+Real spreadsheets are read as people write them: header names in any case and spacing (`Tanggal Lahir`), columns
+of no kind ignored with one warning (refused when strict), choices in any case (`Aktif`), `laki-laki`/`perempuan`
+for `L`/`P`, dates as `dd/mm/yyyy` or `dd-mm-yyyy` too. A NIK or phone held as a number of more than 15 digits is
+refused: a spreadsheet keeps only 15, so its last digits may already have changed.
 """
 
 import re
@@ -25,7 +30,7 @@ from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import kamar as crud_kamar
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.db import refresh_statistics
-from mcp_asrama.service.import_files import ImportRejected, Table, read_table
+from mcp_asrama.service.import_files import ImportRejected, Number, Table, read_table
 from mcp_asrama.service.models import Anak, Kamar
 from mcp_asrama.service.schemas.anak import AnakIn
 from mcp_asrama.service.schemas.kamar import KamarIn
@@ -43,9 +48,9 @@ _HINTS = {  # the form a value must have: in row errors and in the column list
     "id": "1-64 letters, digits, '-', '_' or '.'",
     "nik": "16 digits",
     "no_hp_wali": "a phone number such as 081234567890",
-    "tanggal_lahir": "a valid date YYYY-MM-DD",
+    "tanggal_lahir": "a valid date YYYY-MM-DD (or DD/MM/YYYY, DD-MM-YYYY)",
     "status": "one of aktif, izin, sakit, pulang",
-    "jenis_kelamin": "L or P",
+    "jenis_kelamin": "L or P (also laki-laki, perempuan)",
     "kapasitas": "a whole number from 0 to 1000",
 }
 _MEANINGS: dict[str, dict[str, str]] = {  # what each column of the file holds, for the column list
@@ -138,12 +143,35 @@ def _describe(kind: str, error: dict[str, Any], raw: dict[str, Any]) -> str:
     return f"{field}: {'not valid' if isinstance(value, str) and value in message else message}"
 
 
-def _normalise(raw: dict[str, Any]) -> dict[str, Any]:
-    """Repair what spreadsheets do to phone numbers: a number cell drops the leading 0 (81234… → 081234…)."""
+EXACT_DIGITS = 15
+"""The significant digits a spreadsheet keeps of a number: a NIK or phone held as a longer number is refused."""
+_DIGIT_FIELDS = ("nik", "no_hp_wali")
+
+
+def _normalise(kind: str, model: type[BaseModel], raw: dict[str, Any]) -> dict[str, Any]:
+    """Repair what spreadsheets do to phone numbers (a number cell drops the leading 0: 81234… → 081234…), take
+    each cell as people spell it, and make number cells plain text."""
+    raw = {name: str(value) if isinstance(value, Number) else value for name, value in raw.items()}
     phone = raw.get("no_hp_wali")
     if isinstance(phone, str) and re.fullmatch(r"8\d{7,12}", phone):
         raw["no_hp_wali"] = "0" + phone
-    return raw
+    raw = pesantren.normalise(kind, raw)
+    return {name: pesantren.spelling(model.model_fields[name], name, value) for name, value in raw.items()}
+
+
+def _inexact(raw: dict[str, Any]) -> list[str]:
+    """The digit columns (NIK, phone) of the row held as numbers longer than a spreadsheet keeps exactly: each is
+    taken out of `raw` and named (never its value: personal data)."""
+    names = [
+        n for n in _DIGIT_FIELDS if isinstance(raw.get(n), Number) and sum(map(str.isdigit, raw[n])) > EXACT_DIGITS
+    ]
+    for name in names:
+        del raw[name]
+    return [
+        f"{name}: a number of more than {EXACT_DIGITS} digits, which a spreadsheet cannot hold exactly (its last "
+        f"digits may have changed): format the column {name} as text and type the numbers again"
+        for name in names
+    ]
 
 
 def _too_long(table: Any, row: dict[str, Any]) -> list[str]:
@@ -159,33 +187,62 @@ def _too_long(table: Any, row: dict[str, Any]) -> list[str]:
 Progress = Callable[[int, int], None]  # (data rows checked, data rows in the file)
 
 
+def _column(cell: str | None) -> str:
+    """A header cell as the column it names: any case, spaces or '-' for '_' (`Tanggal Lahir`: tanggal_lahir)."""
+    return re.sub(r"[\s-]+", "_", (cell or "").strip().lower())
+
+
+def _shown(cell: str, number: int) -> str:
+    """A header cell in a warning: its text when it looks like a column's name, else its number (a data row where
+    the header should be may hold a name or a NIK)."""
+    text = cell.strip()
+    return text if len(text) <= 40 and "@" not in text and not re.search(r"\d{5}", text) else f"column {number}"
+
+
+def _header(
+    kind: str, table: Table, strict: bool, warn: Callable[[str], None] | None
+) -> tuple[list[str | None], list[str]]:
+    """The column each header cell names (None: unnamed or ignored) and the file's columns; ImportRejected when the
+    header cannot be used. A cell naming no column is refused when `strict` or when a required column is missing
+    (it may be that one misspelt; named by its number), else ignored with one line told to `warn`."""
+    model = _TARGETS[kind][0]
+    header = [_column(h) for h in table[0]]
+    allowed = list(model.model_fields)
+    unknown = [i for i, h in enumerate(header) if h and h not in allowed]
+    required = [name for name, info in model.model_fields.items() if info.is_required()]
+    errors = [f"row 1: required column '{name}' is missing" for name in required if name not in header]
+    errors += [f"row 1: column '{h}' appears twice" for i, h in enumerate(header) if h in allowed and h in header[:i]]
+    if unknown and (strict or errors):
+        errors[:0] = [
+            f"row 1: column {i + 1}: not a column of '{kind}' (allowed: {', '.join(allowed)})" for i in unknown
+        ]
+    if errors:
+        raise ImportRejected(errors)
+    if unknown and warn is not None:
+        names = ", ".join(_shown(table[0][i] or "", i + 1) for i in unknown)
+        warn(f"warning: ignoring the columns that are not of '{kind}': {names} (--ketat refuses such a file)")
+    return [None if i in unknown else h or None for i, h in enumerate(header)], [h for h in header if h in allowed]
+
+
 def validate_rows(
     kind: Kind,
     table: Table,
     room_exists: Callable[[str], bool] | None = None,
     check: Callable[[dict[str, Any]], list[str]] | None = None,
     progress: Progress | None = None,
+    *,
+    strict: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    """The file's columns and its rows as validated dicts; ImportRejected lists every problem found, including a
-    `kamar` for which `room_exists` (when given) is false and what `check` (when given) finds in a row. `progress`
-    hears of each data row as it is checked."""
+    """The file's columns and its rows as validated dicts; ImportRejected lists every problem of every row found,
+    including a `kamar` for which `room_exists` (when given) is false and what `check` (when given) finds in a
+    valid row. Columns of no kind are ignored with a line told to `warn`, or refused when `strict`. `progress` hears
+    of each data row as it is checked."""
     model, orm_table, key = _TARGETS[kind]
     if not table or not any(table[0]):
         raise ImportRejected(["the file is empty: the first row must name the columns"])
-    header = [(h or "").strip().lower() for h in table[0]]
-    allowed = list(model.model_fields)
-    # A header cell that names no column may be anything (a data row where the header should be): never shown.
-    errors = [
-        f"row 1: column {i}: not a column of '{kind}' (allowed: {', '.join(allowed)})"
-        for i, h in enumerate(header, start=1)
-        if h and h not in allowed
-    ]
-    errors += [f"row 1: column '{h}' appears twice" for i, h in enumerate(header) if h in allowed and h in header[:i]]
-    required = [name for name, info in model.model_fields.items() if info.is_required()]
-    errors += [f"row 1: required column '{name}' is missing" for name in required if name not in header]
-    if errors:
-        raise ImportRejected(errors)
-    columns = [h for h in header if h]
+    names, columns = _header(kind, table, strict, warn)
+    errors: list[str] = []
     rows: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for number, values in enumerate(table[1:], start=2):
@@ -193,26 +250,27 @@ def validate_rows(
             progress(number - 1, len(table) - 1)
         if not any(values):
             continue
-        named = header + [""] * (len(values) - len(header))
-        unnamed = [i + 1 for i, v in enumerate(values) if v is not None and not named[i]]
+        unnamed = [
+            i + 1 for i, v in enumerate(values) if v is not None and (i >= len(names) or not _column(table[0][i]))
+        ]
         if unnamed:
             errors.append(f"row {number}: a value in column {unnamed[0]}, which has no name in row 1")
             continue
-        raw = _normalise({h: v for h, v in zip(header, values, strict=False) if h and v is not None})
-        raw = pesantren.normalise(kind, raw)
+        raw = {name: v for name, v in zip(names, values, strict=False) if name and v is not None}
+        problems = _inexact(raw)
+        raw = _normalise(kind, model, raw)
+        room = raw.get("kamar")  # checked in a row with other errors too, so one pass finds every missing room
         try:
             row = model.model_validate(raw).model_dump(include=set(columns))
         except ValidationError as exc:
-            errors += [f"row {number}: {_describe(kind, dict(e), raw)}" for e in exc.errors()]
+            problems += [_describe(kind, dict(e), raw) for e in exc.errors()]
         else:
-            errors += [f"row {number}: {problem}" for problem in _too_long(orm_table, row)]
-            if room_exists is not None and row.get("kamar") and not room_exists(row["kamar"]):
-                errors.append(
-                    f"row {number}: kamar: no such room (import the rooms first with 'import kamar', or add "
-                    "--buat-kamar)"
-                )
-            errors += [f"row {number}: {problem}" for problem in (check(row) if check else [])]
+            room = row.get("kamar")
+            problems += _too_long(orm_table, row) + (check(row) if check else [])
             rows.append(row)
+        if room_exists is not None and isinstance(room, str) and room.strip() and not room_exists(room.strip()):
+            problems.append("kamar: no such room (import the rooms first with 'import kamar', or add --buat-kamar)")
+        errors += [f"row {number}: {problem}" for problem in problems]
         if key is not None and (value := raw.get(key)) is not None:
             if value in seen:
                 errors.append(f"row {number}: {key}: the same as in row {seen[value]}")
@@ -262,17 +320,22 @@ def import_file(
     *,
     create_rooms: bool = False,
     progress: Progress | None = None,
+    strict: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> ImportReport:
     """Validate the whole file (a student's room against the database; each row told to `progress`), then write
     every row in one transaction; with `create_rooms`, a room that students name and that is not stored is created
-    instead of refused. The change feed gets one event of the kind for the whole file (any of them may have
+    instead of refused. A column of no kind is ignored with one line told to `warn`, or refused when `strict`
+    (`import --ketat`). The change feed gets one event of the kind for the whole file (any of them may have
     changed), and for students also one of `kamar` when rooms were created or the file places students. The
     planner's statistics are refreshed after the commit."""
     _, table, key = _TARGETS[kind]
     content = read_table(path)
     if kind in pesantren.TARGETS:
         with sessions() as session, session.begin():
-            _, rows = validate_rows(kind, content, check=pesantren.checker(session, kind), progress=progress)
+            _, rows = validate_rows(
+                kind, content, check=pesantren.checker(session, kind), progress=progress, strict=strict, warn=warn
+            )
             added, updated = pesantren.write(session, kind, rows)
         _refresh_statistics(sessions)
         return ImportReport(added=added, updated=updated)
@@ -280,7 +343,7 @@ def import_file(
     with sessions() as session, session.begin():
         room_exists = _room_finder(session)
         checked = room_exists if kind == "anak" and not create_rooms else None
-        _, rows = validate_rows(kind, content, checked, progress=progress)
+        _, rows = validate_rows(kind, content, checked, progress=progress, strict=strict, warn=warn)
         rooms = _missing_rooms(rows, room_exists) if kind == "anak" and create_rooms else []
         if rooms:
             session.execute(insert(Kamar), rooms)

@@ -440,6 +440,8 @@ def test_column_list_gives_the_formats_of_dates_sexes_and_statuses() -> None:
     assert "YYYY-MM-DD" in text
     assert "L or P" in text
     assert "one of aktif, izin, sakit, pulang (default aktif)" in text
+    assert "DD/MM/YYYY" in text and "laki-laki" in text
+    assert "ignored with one warning; --ketat refuses them" in text
 
 
 def test_the_shipped_examples_import_cleanly_rooms_then_students(

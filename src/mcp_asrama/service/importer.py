@@ -115,6 +115,7 @@ def columns_help() -> str:
     lines.append("* personal data: stored by the data service, never shown to the AI.")
     lines.append("+ health data: shown only to clinic staff (peran:kesehatan).")
     lines.append("A column the file leaves out keeps what is stored; an empty cell clears the field.")
+    lines.append("Other columns (No, NIS, ...) are ignored with one warning; --ketat refuses them.")
     new = ", ".join(kind for kind, (_, _, key) in _TARGETS.items() if key is None)
     lines.append(f"{new}: every row is a new record (a file imported twice is recorded twice).")
     return "\n".join(lines)

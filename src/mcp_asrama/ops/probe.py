@@ -2,23 +2,34 @@
 
 The SDK's client does the protocol (discover or initialize, then the requests); a relay between it and the
 SDK's stdio transport prints each message as it crosses, in the wire's own serialization.
+
+With `--tanya` the probe declares elicitation and answers the server's questions (a write's confirmation: the
+`input_required` result and its retry on 2026-07-28, `elicitation/create` on the handshake era; the SDK's client does
+the rounds). The question goes to stderr, since stdout is the capture; the answer is a line read from the probe's own
+stdin (the server's stdin is a pipe of the probe's, so the probe's is free): the person at a terminal, or a script's
+pipe. `--tanya y` / `--tanya n` answer every question without reading anything. Only the confirmation form (the one
+boolean `setuju`) can be answered; any other form or a URL is shown and declined.
 """
 
 import json
 import os
 import shutil
 import sys
+import threading
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, TextIO
+from contextlib import asynccontextmanager, suppress
+from typing import Any, Literal, TextIO
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import Client, StdioServerParameters
+from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types import Implementation
+from mcp_types import ElicitRequestParams, ElicitResult, Implementation
 
 from mcp_asrama import __version__
 from mcp_asrama.runtime.invocation import resolve
@@ -79,6 +90,69 @@ async def recording_stdio(
             tasks.cancel_scope.cancel()
 
 
+Tanya = Literal["ask", "y", "n"]
+YES = {"y", "ya", "yes"}
+
+
+class Asker:
+    """The elicitation callback of `--tanya`: shows each question on `prompt` and answers it with `answer` ("y" or
+    "n"), or with a line read from `answers` when `answer` is "ask" (the end of input answers `cancel`)."""
+
+    def __init__(self, answer: Tanya, answers: TextIO, prompt: TextIO) -> None:
+        self.answer, self.answers, self.prompt = answer, answers, prompt
+
+    async def __call__(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        self._say(f"--- pertanyaan server:\n{params.message}")
+        if params.mode == "url":
+            self._say(f"--- server meminta membuka {params.url}; probe tidak membuka alamat: ditolak")
+            return ElicitResult(action="decline")
+        schema = dict(params.requested_schema)
+        fields = schema.get("properties") or {}
+        if list(fields) != ["setuju"] or fields["setuju"].get("type") != "boolean":
+            shown = json.dumps(schema, ensure_ascii=False)
+            self._say(
+                f"--- formulir ini bukan persetujuan (setuju: ya/tidak), probe tidak dapat mengisinya: ditolak\n{shown}"
+            )
+            return ElicitResult(action="decline")
+        line: str = self.answer
+        if line == "ask":
+            print("Setujui? [y/N] ", end="", file=self.prompt, flush=True)
+            line = await read_line(self.answers)
+            if not line:
+                self._say("\n--- tidak ada jawaban: dibatalkan")
+                return ElicitResult(action="cancel")
+            if not self.answers.isatty():  # a terminal echoes what the person typed; a pipe does not
+                self._say(line.rstrip("\n"))
+        else:
+            self._say(f"Setujui? [y/N] {line} (--tanya {line})")
+        if line.strip().lower() in YES:
+            return ElicitResult(action="accept", content={"setuju": True})
+        return ElicitResult(action="decline")
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.prompt, flush=True)
+
+
+async def read_line(stream: TextIO) -> str:
+    """One line of `stream` ('' at its end), read on a daemon thread: the loop keeps relaying meanwhile, and Ctrl+C
+    or the session ending is not held up by a person who never answers."""
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    got: list[str] = []
+
+    def read() -> None:
+        try:
+            got.append(stream.readline())
+        except (OSError, ValueError):  # closed, or not readable
+            got.append("")
+        with suppress(RuntimeError):  # the session ended while the person was thinking
+            anyio.from_thread.run_sync(done.set, token=token)
+
+    threading.Thread(target=read, name="probe-tanya", daemon=True).start()
+    await done.wait()
+    return got[0]
+
+
 async def run_probe(
     command: Sequence[str],
     *,
@@ -87,8 +161,12 @@ async def run_probe(
     out: TextIO,
     compact: bool = False,
     server_log: bool = False,
+    tanya: Tanya | None = None,
+    answers: TextIO | None = None,
 ) -> int:
-    """Open a session, list everything, make the calls; 0 when the session worked, 1 otherwise."""
+    """Open a session, list everything, make the calls; 0 when the session worked, 1 otherwise. With `tanya` the
+    probe declares elicitation and answers questions (see `Asker`; `answers` defaults to stdin); without, it declares
+    none."""
     show = Printer(out, compact)
     command = resolve(list(command))
     if shutil.which(command[0]) is None:
@@ -102,6 +180,7 @@ async def run_probe(
             mode="legacy" if legacy else "auto",
             cache=None,
             client_info=Implementation(name="mcp-asrama-probe", version=__version__),
+            elicitation_callback=None if tanya is None else Asker(tanya, answers or sys.stdin, sys.stderr),
         ) as client:
             for step in (client.list_tools, client.list_resources, client.list_prompts):
                 await _guarded(step(), out)

@@ -74,7 +74,13 @@ def cmd_probe(args: argparse.Namespace) -> int:
         calls.append((name, arguments))
     return anyio.run(
         lambda: run_probe(
-            command, legacy=args.legacy, calls=calls, out=sys.stdout, compact=args.compact, server_log=args.server_log
+            command,
+            legacy=args.legacy,
+            calls=calls,
+            out=sys.stdout,
+            compact=args.compact,
+            server_log=args.server_log,
+            tanya="ask" if args.tanya is True else args.tanya,
         )
     )
 
@@ -245,6 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--call", nargs=2, action="append", metavar=("NAME", "JSON"), help="call a tool (repeatable)")
     probe.add_argument("--compact", action="store_true", help="one line per message")
     probe.add_argument("--server-log", action="store_true", help="show the server's stderr")
+    probe.add_argument(
+        "--tanya",
+        nargs="?",
+        const=True,
+        choices=("y", "n"),
+        metavar="y|n",
+        help="answer the server's confirmations: ask on stderr and read y/N from stdin, or answer y or n for every one",
+    )
     probe.add_argument("server_command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] of the server")
     probe.set_defaults(func=cmd_probe)
 

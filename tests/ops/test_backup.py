@@ -211,6 +211,7 @@ def test_what_is_not_a_backup_of_ours_is_refused_in_one_line(database: tuple[str
         (restore, path, 2, "is the database itself"),
         (backup, backup_file, 1, "already exists"),
         (backup, path, 2, "is the database itself"),
+        (backup, tmp_path / "salah-ketik" / "x.db", 1, "no such folder"),
     ]:
         with pytest.raises(Stop) as refused:
             action(url, file)
@@ -218,6 +219,7 @@ def test_what_is_not_a_backup_of_ours_is_refused_in_one_line(database: tuple[str
     for args, code in [(("restore", str(newer)), 1), (("backup", str(path)), 2)]:  # the same through the command
         done = run(*args, "--db", url)
         assert done.returncode == code and len(done.stderr.splitlines()) == 1, (args, done.stderr)
+    assert not (tmp_path / "salah-ketik").exists()
     assert path.read_bytes() == before and not list(tmp_path.glob("asrama.db.sebelum-restore-*"))
     missing = tmp_path / "salah-ketik.db"
     with pytest.raises(Stop, match="no such file"):

@@ -109,6 +109,8 @@ def _new_file(file: Path, database: Path | None) -> None:
         raise Stop(f"{file} is the database itself: give another file", 2)
     if file.exists() or file.is_symlink():
         raise Stop(f"{file} already exists: give a new file (e.g. with the date in its name); nothing was written")
+    if not file.parent.is_dir():  # a typo in the folder creates nothing
+        raise Stop(f"{file.parent}: no such folder; nothing was written")
 
 
 def backup_sqlite(database: Path, file: Path) -> str:

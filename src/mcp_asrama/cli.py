@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from mcp_asrama import __version__
 from mcp_asrama.config import data_dir
 from mcp_asrama.contract import IMPORT_KINDS
-from mcp_asrama.ops import pengurus
+from mcp_asrama.ops import backup, pengurus
 from mcp_asrama.ops.database import cmd_import
 from mcp_asrama.runtime.logs import configure_logging
 from mcp_asrama.runtime.starters import cmd_demo, cmd_service
@@ -307,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     importer.set_defaults(func=cmd_import)
     pengurus.add_parser(commands, db_flag)
+    backup.add_parser(commands, db_flag)
 
     files_help = "audit files, or folders meaning every *.jsonl in them (default ASRAMA_AUDIT_LOG)"
     audit = commands.add_parser("audit", help="check the disclosure audit log, or see who received a student's data")

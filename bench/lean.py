@@ -10,13 +10,16 @@ school) and the same query (`crud_anak.get_anak`, answered as `AnakPublic`):
 - the bare app: this file with `--bare PORT URL`, one sync route, a plain `create_engine(url)` and its default
   pool, nothing else (no token, no middleware, no log line per request).
 
-Per alternation each gets a block of `--requests` requests from `c` concurrent clients (httpx2, kept-alive
-connections), in alternating order; the CPU time (user + system, /proc) the server process spent on the block,
-divided by its requests, is its CPU per request; the ratio to the bare app's is taken per alternation and the table
-shows their median. Prints a markdown table on stdout.
+Per round each gets a block of `--requests` requests from `c` concurrent clients of its own (httpx2, kept-alive
+connections), all servers at once, so that load from elsewhere on the machine hits them alike (`--one-by-one`:
+in rotating order instead, whose ratios spread 0.9-2.7x on a busy machine). The CPU time (user + system, /proc)
+a server process spent on its block, divided by its requests, is its CPU per request; the ratio to the bare app's
+is taken per round and the table shows their median. One client process drives all servers: at c = 8 it is the
+bottleneck (the servers' requests/s are alike), so a server has fewer than 8 requests in hand at times. Prints a
+markdown table on stdout.
 
-    .venv/bin/python bench/lean.py                 # c = 1 and 8, 9 alternations of 1,000 requests
-    .venv/bin/python bench/lean.py --quick         # 3 alternations of 600
+    .venv/bin/python bench/lean.py                 # c = 1 and 8, 9 rounds of 1,000 requests
+    .venv/bin/python bench/lean.py --quick         # 3 rounds of 600
     .venv/bin/python bench/lean.py --baseline a9f9de5   # and the service before issue 24's pool
 """
 
@@ -156,8 +159,11 @@ async def measure(url: str, folder: Path, concurrency: int, args: argparse.Names
             side.cpu.clear()
             side.rps.clear()
         for i in range(args.alternations):
-            for side in common.rotated(sides, i):
-                await block(side, path, args.requests, concurrency)
+            if not args.one_by_one:
+                await asyncio.gather(*(block(side, path, args.requests, concurrency) for side in sides))
+            else:
+                for side in common.rotated(sides, i):
+                    await block(side, path, args.requests, concurrency)
         for side in sides[:-1]:
             side.ratios = [ours / base for ours, base in zip(side.cpu, sides[-1].cpu, strict=True)]
             common.log(f"  c={concurrency}, {side.name}: {', '.join(f'{r:.2f}' for r in side.ratios)}")
@@ -179,12 +185,15 @@ def table(rows: dict[int, list[Side]]) -> str:
 
 
 async def main() -> int:
-    parser = common.parser(__doc__, "3 alternations of 600 requests")
+    parser = common.parser(__doc__, "3 rounds of 600 requests")
     parser.add_argument("--concurrency", default="1,8", help="comma-separated client counts (default 1,8)")
     parser.add_argument("--requests", type=int, help="requests per block (default 1000, quick 600)")
-    parser.add_argument("--alternations", type=int, help="blocks per server (default 9, quick 3)")
+    parser.add_argument("--alternations", type=int, help="rounds (default 9, quick 3)")
     parser.add_argument("--students", type=int, default=1000, help="size of the demo school (default 1000)")
     parser.add_argument("--baseline", metavar="REV", help="also the service of a git revision (log level WARNING)")
+    parser.add_argument(
+        "--one-by-one", action="store_true", help="each round, one server after another (default: all at once)"
+    )
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the database and the logs in DIR")
     args = parser.parse_args()
     args.requests = args.requests or (600 if args.quick else 1000)
@@ -199,7 +208,8 @@ async def main() -> int:
     print()
     print(table(rows))
     print()
-    print(f"{args.alternations} alternations of {args.requests} requests; {common.versions('uvicorn', 'fastapi')}")
+    mode = "servers one by one" if args.one_by_one else "all servers at once"
+    print(f"{args.alternations} rounds of {args.requests} requests, {mode}; {common.versions('uvicorn', 'fastapi')}")
     return 0
 
 

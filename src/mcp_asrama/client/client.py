@@ -221,10 +221,16 @@ class AsramaClient:
         status: str | None = None,
         semua_anak: bool = False,
         ids: list[str] | None = None,
+        ringkas: int | None = None,
+        daftar: str | None = None,
     ) -> AbsensiHarian:
         """`GET /absensi` of one day; `semua_anak` asks for every student of the filter, `ids` (at most 300) for these
-        students only (a service of the tutorial's contract ignores both: its answer then lacks `semua_anak`)."""
+        students only (a service of the tutorial's contract ignores both: its answer then lacks `semua_anak`).
+        `ringkas` (ours too; with `semua_anak`, not `status`): the day counted by the service, listing at most that
+        many students of `daftar` (else those not `hadir`); a service without it answers as if not asked."""
         params = _params(tanggal=tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak or None)
+        if ringkas:
+            params += _params(ringkas="true", daftar=daftar, limit=ringkas)
         return await self._get("/absensi", AbsensiHarian, [*params, *(("id_anak", i) for i in ids or [])])
 
     async def rekap(self, dari: date, sampai: date, **filters: Unpack[RekapFilters]) -> RekapAbsensi:
@@ -292,9 +298,9 @@ class AsramaClient:
         """`GET /pelanggaran`, latest first."""
         return await self.records("pelanggaran", DaftarPelanggaran, **filters)
 
-    async def rekap_pelanggaran(self, dari: date, sampai: date, **unit: Unpack[Unit]) -> RekapPelanggaran:
-        """`GET /pelanggaran/rekap`: points and counts per student and category, most points first."""
-        return await self.summary("pelanggaran", RekapPelanggaran, dari, sampai, **unit)
+    async def rekap_pelanggaran(self, dari: date, sampai: date, **filters: Unpack[RekapFilters]) -> RekapPelanggaran:
+        """`GET /pelanggaran/rekap`: points and counts per student and category, most points first (`limit` of them)."""
+        return await self.summary("pelanggaran", RekapPelanggaran, dari, sampai, **filters)
 
     async def catat_pelanggaran(self, body: PelanggaranIn, *, actor: str | None, key: str) -> Pelanggaran:
         """`POST /pelanggaran`, once per `key`."""

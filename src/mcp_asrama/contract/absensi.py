@@ -60,14 +60,6 @@ class CatatanAbsensi(Shape):
     kamar: str | None = None
 
 
-class AbsensiHarian(Shape):
-    """`GET /absensi`; `semua_anak` true when `data` holds every student of the filter (our service's extension)."""
-
-    tanggal: date | str
-    data: list[CatatanAbsensi]
-    semua_anak: bool | None = None
-
-
 class JumlahStatus(Shape):
     """Counts per attendance status."""
 
@@ -75,6 +67,25 @@ class JumlahStatus(Shape):
     izin: int = 0
     sakit: int = 0
     alpa: int = 0
+
+
+class JumlahHarian(JumlahStatus):
+    """Counts per status of one day, with the students who have no record yet."""
+
+    belum_dicatat: int = 0
+
+
+class AbsensiHarian(Shape):
+    """`GET /absensi`; `semua_anak` true when `data` holds every student of the filter (our service's extension).
+    Asked `ringkas` (ours too), the day counted at the service: `per_status` of every student of the filter
+    (`jumlah_anak` of them), and `data` only the listed ones (see the route); a service without it ignores `ringkas`
+    and sends the day as without it."""
+
+    tanggal: date | str
+    data: list[CatatanAbsensi]
+    semua_anak: bool | None = None
+    jumlah_anak: int | None = None
+    per_status: JumlahHarian | None = None
 
 
 class RekapAnak(JumlahStatus):

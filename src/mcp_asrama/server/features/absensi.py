@@ -59,8 +59,20 @@ class HasilRekapAbsensi(Result):
 
 def _per_status(hari: Hari) -> JumlahHarian:
     """Counts per status; `belum_dicatat` only when the service could list the students without a record."""
+    if hari.dihitung is not None and hari.dihitung.per_status is not None:
+        return JumlahHarian(**hari.dihitung.per_status.model_dump())
     tally = Counter(r.status for r in hari.rows)
     return JumlahHarian(**{s: tally[s] for s in STATUSES}, belum_dicatat=tally[BELUM_DICATAT] if hari.lengkap else None)
+
+
+def _listed(hari: Hari, per_status: JumlahHarian, status: str | None) -> tuple[int, list[CatatanAbsensi], int]:
+    """(jumlah_anak, the students of `status` — else not `hadir` — recorded first, how many of them in all): from
+    the service's own count, its listed rows (as many as ever fit); else every visible row, sorted here."""
+    if hari.dihitung is not None:
+        jumlah_anak = hari.dihitung.jumlah_anak or 0
+        return jumlah_anak, hari.rows, getattr(per_status, status) if status else jumlah_anak - per_status.hadir
+    wanted = [r for r in hari.rows if (r.status == status if status else r.status != "hadir")]
+    return len(hari.rows), sorted(wanted, key=lambda r: r.status == BELUM_DICATAT), len(wanted)
 
 
 async def ringkas_absensi(
@@ -72,30 +84,30 @@ async def ringkas_absensi(
 ) -> HasilAbsensiHarian:
     """One day's attendance of every visible student of the filter, aggregated first: counts per status, then who
     was not `hadir` (recorded absences first, then `belum_dicatat`), or who had `status`."""
-    hari = await absensi_reads.absensi(reader, tanggal, kelas, kamar)
-    audit.disclose_aggregate(len(hari.rows), (r.id_anak for r in hari.rows))
-    wanted = [r for r in hari.rows if (r.status == status if status else r.status != "hadir")]
-    listed = sorted(wanted, key=lambda r: r.status == BELUM_DICATAT)
+    hari = await absensi_reads.absensi(reader, tanggal, kelas, kamar, status)
+    per_status = _per_status(hari)
+    jumlah_anak, listed, all_listed = _listed(hari, per_status, status)
+    audit.disclose_aggregate(jumlah_anak, (r.id_anak for r in hari.rows))
     shown = fitting_count(listed, RESULT_BUDGET)
     notes = []
-    if all(r.status == BELUM_DICATAT for r in hari.rows):
+    if (per_status.belum_dicatat or 0) == jumlah_anak:
         notes.append("Belum ada data absensi untuk tanggal dan filter ini.")
     if not hari.lengkap:
         notes.append(
             "Layanan data asrama tidak bisa mendaftar semua anak untuk filter ini, jadi anak yang belum dicatat "
             "tidak dihitung: jumlah_anak hanya anak yang sudah dicatat. Bandingkan dengan total cari_anak."
         )
-    if shown < len(listed):
+    if shown < all_listed:
         notes.append(
-            f"Daftar dipotong: {shown} dari {len(listed)} anak. Persempit dengan kelas, kamar atau status "
+            f"Daftar dipotong: {shown} dari {all_listed} anak. Persempit dengan kelas, kamar atau status "
             "(mis. 'alpa' atau 'belum_dicatat')."
         )
     if any(r.nama is None for r in listed[:shown]):
         notes.append("Layanan tidak menyertakan nama/kelas/kamar; gunakan detail_anak untuk id yang perlu.")
     return HasilAbsensiHarian(
         tanggal=tanggal,
-        jumlah_anak=len(hari.rows),
-        per_status=_per_status(hari),
+        jumlah_anak=jumlah_anak,
+        per_status=per_status,
         tidak_hadir=listed[:shown],
         catatan=" ".join(notes) or None,
     )

@@ -1,7 +1,8 @@
 """Attendance as the caller may see it: one day of every visible student of a filter, and the counts over a range
 (the day's rows of named students is the guard's `ScopedReader.catatan_anak`, the subscription gate's check).
 
-A day from a service without our `semua_anak` extension adds the `/anak` pages of the filter's students, to find
+A day of one request is counted by our service (`ringkas`), the MCP server getting only the students it lists; a
+day from a service without our `semua_anak` extension adds the `/anak` pages of the filter's students, to find
 who has no record; a range takes the service's own counts when one request covers the scope.
 """
 
@@ -13,42 +14,64 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_asrama.client import NotFound
 from mcp_asrama.client.client import Values
-from mcp_asrama.client.models import BELUM_DICATAT, CatatanAbsensi, JumlahStatus, RekapAbsensi
+from mcp_asrama.client.models import BELUM_DICATAT, AbsensiHarian, CatatanAbsensi, JumlahStatus, RekapAbsensi
 from mcp_asrama.names import fold
+from mcp_asrama.privacy import RESULT_BUDGET
 from mcp_asrama.server.features.anak_reads import everyone
 from mcp_asrama.server.features.records import summary_rows
+from mcp_asrama.server.guard.audit import SMALL_GROUP
 from mcp_asrama.server.guard.scoped import ScopedReader
 
 STATUSES = ("hadir", "izin", "sakit", "alpa")
+# Listed students asked of a service that counts the day: more than ever fit a result (each is >= 31 characters).
+LISTED = RESULT_BUDGET // 30 + 1
 
 
 @dataclass(frozen=True)
 class Hari:
     """One day's visible rows; `lengkap` when they include every visible student of the filter (those without a
-    record as `belum_dicatat`), false when the service could not list the students (then only the records)."""
+    record as `belum_dicatat`), false when the service could not list the students (then only the records).
+    `dihitung`: the service counted the day itself (its `per_status` and `jumlah_anak`); `rows` are then only the
+    students it listed (of `daftar`, else not `hadir`), at most `LISTED`."""
 
     rows: list[CatatanAbsensi]
     lengkap: bool
+    dihitung: AbsensiHarian | None = None
 
 
-async def absensi(reader: ScopedReader, tanggal: date, kelas: str | None, kamar: str | None) -> Hari:
+async def absensi(
+    reader: ScopedReader, tanggal: date, kelas: str | None, kamar: str | None, daftar: str | None = None
+) -> Hari:
     """One day's visible rows matching kelas/kamar, each student once: the records, and every visible student
     of the filter without one as `belum_dicatat` — from our service in the same request (`semua_anak`), else
-    listed through `/anak`. When a service cannot list them, only the records (`lengkap` false)."""
+    listed through `/anak`. When a service cannot list them, only the records (`lengkap` false). When one request
+    covers the scope, our service counts the day itself (`ringkas`): then only the listed students come
+    (`dihitung`); a group of 1 to `SMALL_GROUP` - 1 (whose every student an aggregate discloses) is asked again
+    whole."""
+    ringkas = LISTED if len(reader.units(kelas, kamar)) == 1 else None
 
-    async def day(unit_kelas: Values, unit_kamar: Values) -> tuple[list[CatatanAbsensi], bool]:
-        found = await reader.client.absensi(tanggal, kelas=unit_kelas, kamar=unit_kamar, semua_anak=True)
+    async def day(unit_kelas: Values, unit_kamar: Values) -> tuple[list[CatatanAbsensi], bool, AbsensiHarian | None]:
+        found = await reader.client.absensi(
+            tanggal, kelas=unit_kelas, kamar=unit_kamar, semua_anak=True, ringkas=ringkas, daftar=daftar
+        )
+        if found.per_status is not None and found.jumlah_anak is not None:
+            small = 0 < found.jumlah_anak < SMALL_GROUP
+            if not small and len(reader.visible_rows(found.data)) == len(found.data):
+                return found.data, True, found
+            found = await reader.client.absensi(tanggal, kelas=unit_kelas, kamar=unit_kamar, semua_anak=True)
         if found.semua_anak:
-            return found.data, True
+            return found.data, True, None
         # Not our extension: rows may lack kelas/kamar, and nobody unrecorded is in them.
         _require(reader, found.data, kelas=unit_kelas is not None, kamar=unit_kamar is not None)
         unrecorded = await _unrecorded(reader, found.data, unit_kelas, unit_kamar)
-        return [*found.data, *(unrecorded or [])], unrecorded is not None
+        return [*found.data, *(unrecorded or [])], unrecorded is not None, None
 
     days = await reader.per_unit(kelas, kamar, day)
-    lengkap = all(complete for _, complete in days)
+    if len(days) == 1 and (counted := days[0][2]) is not None:
+        return Hari(counted.data, True, counted)
+    lengkap = all(complete for _, complete, _ in days)
     merged: dict[str, CatatanAbsensi] = {}
-    for rows, _ in days:
+    for rows, _, _ in days:
         wanted = [r for r in rows if _matches(r.kelas, kelas) and _matches(r.kamar, kamar)]
         for record in reader.visible_rows(wanted):
             merged.setdefault(record.id_anak, record)

@@ -127,9 +127,10 @@ async def ringkas_pelanggaran(
 async def _rekap(
     view: ScopedReader, dari: date, sampai: date, *, kelas: str | None, kamar: str | None
 ) -> RekapPelanggaran:
-    """Violations over a range for the visible students (`view` from `pelanggaran_view()`), most points first."""
+    """Violations over a range for the visible students (`view` from `pelanggaran_view()`), most points first: the
+    service's own counts with its first `TOP` students when one request covers the scope."""
     whole, merged = await rekap_rows(
-        view, "pelanggaran", RekapPelanggaran, UNSUPPORTED, dari, sampai, kelas=kelas, kamar=kamar
+        view, "pelanggaran", RekapPelanggaran, UNSUPPORTED, dari, sampai, kelas=kelas, kamar=kamar, top=TOP
     )
     if whole is not None:
         return whole

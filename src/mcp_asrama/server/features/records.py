@@ -140,17 +140,19 @@ async def rekap_rows(
     kelas: str | None,
     kamar: str | None,
     merge: bool = True,
+    top: int | None = None,
 ) -> tuple[S | None, list[Any]]:
     """`summary_rows` of the dated `domain`'s `/rekap` over [dari, sampai] (parsed as `model`, its rows
-    `per_anak`). Without `merge`: only the service's own answer (or None), for a summary whose other parts cannot
-    be merged from its students' rows (the domain then counts its `dated_records`)."""
+    `per_anak`; the service's own answer with only its first `top` rows when given). Without `merge`: only the
+    service's own answer (or None), for a summary whose other parts cannot be merged from its students' rows (the
+    domain then counts its `dated_records`)."""
 
-    def fetch(_: int | None) -> Callable[[Values, Values], Awaitable[S]]:
-        return lambda k, m: reader.client.summary(domain, model, dari, sampai, kelas=k, kamar=m)
+    def fetch(limit: int | None) -> Callable[[Values, Values], Awaitable[S]]:
+        return lambda k, m: reader.client.summary(domain, model, dari, sampai, kelas=k, kamar=m, limit=limit)
 
     try:
         if not merge:
             return await reader.whole(kelas, kamar, fetch(None), lambda r: r.per_anak), []
-        return await summary_rows(reader, kelas, kamar, fetch, lambda r: r.per_anak)
+        return await summary_rows(reader, kelas, kamar, fetch, lambda r: r.per_anak, top=top)
     except NotFound:
         raise ToolError(unsupported) from None

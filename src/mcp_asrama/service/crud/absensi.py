@@ -1,15 +1,15 @@
-"""Attendance: one day with every student of the filter, a summary over a range, and writes with their history:
-every change of a record (new, overwritten, removed) leaves a row in `riwayat_absensi` saying old → new, who and
-under which confirmation, and an `absensi` event in the change feed; unchanged records are neither written nor
-recorded. Callers hold the students first
-(`crud.anak.lock_students`) and commit."""
+"""Attendance: one day with every student of the filter (as rows, or counted per status), a summary over a range,
+and writes with their history: every change of a record (new, overwritten, removed) leaves a row in
+`riwayat_absensi` saying old → new, who and under which confirmation, and an `absensi` event in the change feed;
+unchanged records are neither written nor recorded. Callers hold the students first (`crud.anak.lock_students`) and
+commit."""
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, select, tuple_
+from sqlalchemy import and_, case, delete, func, or_, select, tuple_
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service.crud import perubahan
@@ -147,6 +147,52 @@ def absensi_harian(
     elif status:
         query = query.where(Absensi.status == status)
     return [{**r, "status": r["status"] or BELUM_DICATAT} for r in session.execute(query).mappings()]
+
+
+def ringkasan_harian(
+    session: Session,
+    tanggal: date,
+    *,
+    kelas: FilterValues,
+    kamar: FilterValues,
+    daftar: str | None,
+    limit: int,
+    ids: Sequence[str] = (),
+) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """One day of every student of the filter (of `ids` only when given): the count per status (`belum_dicatat`: no
+    record), and at most `limit` listed students (those of `daftar`, else all but `hadir`), recorded first, then by
+    kelas, nama, id."""
+    recorded = and_(Absensi.id_anak == Anak.id, Absensi.tanggal == tanggal)
+    where = anak_filters(session, kelas=kelas, kamar=kamar)
+    if ids:
+        where.append(Anak.id.in_(ids))
+    counts = session.execute(
+        select(Absensi.status, func.count())
+        .select_from(Anak)
+        .join(Absensi, recorded, isouter=True)
+        .where(*where)
+        .group_by(Absensi.status)
+    )
+    per_status: dict[str, int] = {s: 0 for s in (*STATUS_ABSENSI, BELUM_DICATAT)}
+    for found, n in counts:
+        per_status[found or BELUM_DICATAT] += int(n)
+    unrecorded = Absensi.id_anak.is_(None)
+    query = (
+        select(Anak.id.label("id_anak"), Absensi.status, Absensi.keterangan, Anak.nama, Anak.kelas, Anak.kamar)
+        .select_from(Anak)
+        .join(Absensi, recorded, isouter=True)
+        .where(*where)
+        .order_by(case((unrecorded, 1), else_=0), Anak.kelas, Anak.nama, Anak.id)
+        .limit(limit)
+    )
+    if daftar == BELUM_DICATAT:
+        query = query.where(unrecorded)
+    elif daftar:
+        query = query.where(Absensi.status == daftar)
+    else:
+        query = query.where(or_(unrecorded, Absensi.status != "hadir"))
+    rows = [{**r, "status": r["status"] or BELUM_DICATAT} for r in session.execute(query).mappings()]
+    return per_status, rows
 
 
 def rekap_absensi(

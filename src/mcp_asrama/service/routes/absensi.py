@@ -1,5 +1,5 @@
-"""`/absensi`: one day's records, a summary over a range, recording one student's day or a whole roll call,
-and the history of a record."""
+"""`/absensi`: one day's records (or its counts and who was absent), a summary over a range, recording one student's
+day or a whole roll call, and the history of a record."""
 
 from collections import Counter
 from collections.abc import Sequence
@@ -25,6 +25,7 @@ from mcp_asrama.service.schemas.absensi import (
     AbsensiPublic,
     DaftarRiwayat,
     HasilAbsensi,
+    JumlahHarian,
     JumlahStatus,
     PerubahanAbsensi,
     RekapAbsensi,
@@ -37,6 +38,7 @@ router = APIRouter(prefix="/absensi", tags=["absensi"], dependencies=[TokenDep])
 
 MAX_RANGE_DAYS = 366
 MAX_IDS_IN_DETAIL = 20
+MAX_RINGKAS = 1000
 
 
 @router.get("", response_model=AbsensiHarian, response_model_exclude_none=True)
@@ -52,13 +54,37 @@ def absensi_harian(
     id_anak: Annotated[
         list[AnakId] | None, Query(max_length=MAX_ENTRI, description="Hanya anak-anak ini (boleh diulang, maks. 300)")
     ] = None,
+    ringkas: Annotated[
+        bool, Query(description="Hitung setiap anak filter per status di sini; data: hanya anak yang didaftar")
+    ] = False,
+    daftar: Annotated[
+        StatusHarian | None, Query(description="Dengan ringkas: daftar anak berstatus ini (tanpa: yang tidak hadir)")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_RINGKAS, description="Dengan ringkas: paling banyak sekian anak")] = 100,
 ) -> AbsensiHarian:
     """The attendance records of one day (a day without records gives an empty list). With `semua_anak=true`
     (implied by `status=belum_dicatat`), every student of the filter: `belum_dicatat` where there is no record.
-    With `id_anak` (repeated, up to 300), only those students (an unknown id is simply absent)."""
+    With `id_anak` (repeated, up to 300), only those students (an unknown id is simply absent).
+
+    With `ringkas=true` (not with `status`), the day counted here: `per_status` (with `belum_dicatat`) of every
+    student of the filter, `jumlah_anak` of them; `data` then lists only the students of `daftar` (without it,
+    everyone not `hadir`: the recorded ones first, then `belum_dicatat`, each by kelas, nama, id), at most `limit`."""
+    ids = id_anak or ()
+    if ringkas:
+        if status is not None:
+            raise HTTPException(status_code=422, detail="status tidak dipakai bersama ringkas: gunakan daftar")
+        per_status, rows = crud_absensi.ringkasan_harian(
+            session, tanggal, kelas=kelas, kamar=kamar, daftar=daftar, limit=limit, ids=ids
+        )
+        return AbsensiHarian(
+            tanggal=tanggal,
+            data=[AbsensiPublic(**r) for r in rows],
+            jumlah_anak=sum(per_status.values()),
+            per_status=JumlahHarian(**per_status),
+        )
     semua_anak = semua_anak or status == BELUM_DICATAT
     rows = crud_absensi.absensi_harian(
-        session, tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak, ids=id_anak or ()
+        session, tanggal, kelas=kelas, kamar=kamar, status=status, semua_anak=semua_anak, ids=ids
     )
     return AbsensiHarian(tanggal=tanggal, data=[AbsensiPublic(**r) for r in rows], semua_anak=semua_anak or None)
 

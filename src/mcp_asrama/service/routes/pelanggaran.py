@@ -1,9 +1,9 @@
 """`/pelanggaran`: the school's kinds of violation, recording a violation (idempotent under an `Idempotency-Key`),
 listing them and summing them per student and category."""
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 
 from mcp_asrama.service import records
 from mcp_asrama.service.crud import pelanggaran as crud
@@ -78,10 +78,15 @@ def daftar_pelanggaran(session: SessionDep, where: RecordFilterDep, paging: Pagi
 
 @router.get("/rekap", response_model=RekapPelanggaran, response_model_exclude_none=True)
 def rekap_pelanggaran(
-    session: SessionDep, dari: DariWajib, sampai: SampaiWajib, kelas: Filter = None, kamar: Filter = None
+    session: SessionDep,
+    dari: DariWajib,
+    sampai: SampaiWajib,
+    kelas: Filter = None,
+    kamar: Filter = None,
+    limit: Annotated[int | None, Query(ge=1, le=10_000, description="Batasi per_anak")] = None,
 ) -> RekapPelanggaran:
     """Counts per category and points over [dari, sampai] (at most 366 days): in all, and per student with at least
-    one violation, most points first."""
+    one violation, most points first (the first `limit` of them when given)."""
     check_period(dari, sampai)
     per_anak = []
     for anak, counts, poin in crud.rekap(session, dari=dari, sampai=sampai, kelas=kelas, kamar=kamar):
@@ -99,4 +104,4 @@ def rekap_pelanggaran(
         jumlah=sum(r.jumlah for r in per_anak),
         poin=sum(r.poin for r in per_anak),
     )
-    return RekapPelanggaran(dari=dari, sampai=sampai, jumlah_anak=len(per_anak), total=total, per_anak=per_anak)
+    return RekapPelanggaran(dari=dari, sampai=sampai, jumlah_anak=len(per_anak), total=total, per_anak=per_anak[:limit])

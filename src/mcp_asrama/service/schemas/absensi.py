@@ -6,7 +6,15 @@ from datetime import date, datetime
 from pydantic import BaseModel, ConfigDict
 
 from mcp_asrama.contract import absensi as wire
-from mcp_asrama.contract.absensi import MAX_ENTRI, AbsensiBanyakIn, AbsensiIn, EntriAbsensi, JumlahStatus, Keterangan
+from mcp_asrama.contract.absensi import (
+    MAX_ENTRI,
+    AbsensiBanyakIn,
+    AbsensiIn,
+    EntriAbsensi,
+    JumlahHarian,
+    JumlahStatus,
+    Keterangan,
+)
 
 __all__ = [
     "MAX_ENTRI",
@@ -17,6 +25,7 @@ __all__ = [
     "DaftarRiwayat",
     "EntriAbsensi",
     "HasilAbsensi",
+    "JumlahHarian",
     "JumlahStatus",
     "Keterangan",
     "PerubahanAbsensi",
@@ -65,7 +74,7 @@ class AbsensiPublic(wire.CatatanAbsensi):
 
 class AbsensiHarian(wire.AbsensiHarian):
     """`GET /absensi`: the records of one day; `semua_anak` (true, else left out) when `data` holds every student of
-    the filter, those without a record as `belum_dicatat`."""
+    the filter, those without a record as `belum_dicatat`; with `ringkas`, the counts and the listed students."""
 
     tanggal: date
     data: list[AbsensiPublic]  # type: ignore[assignment]

@@ -109,23 +109,25 @@ def test_refused_tokens_cause_no_upstream_request(idp: Idp, upstream: Recorder) 
     assert asked(upstream) == []
 
 
-def test_readyz_uses_kamar_when_the_service_has_no_healthz(idp: Idp, upstream: Recorder) -> None:
+def test_readyz_asks_kamar_with_our_token(idp: Idp, upstream: Recorder) -> None:
     with mcp_in_thread(api_url=upstream.url, **jwt_settings(idp)) as mcp:
         response = httpx2.get(mcp.base + "/readyz", timeout=TIMEOUT)
         assert response.json() == {"status": "ready"}
         assert "Al-Fatih" not in response.text
-    assert asked(upstream) == ["/healthz", "/kamar"]
+    assert asked(upstream) == ["/kamar"]
     _assert_only_our_token_went_upstream(upstream, [])
 
 
 def test_readyz_is_503_when_the_service_refuses_our_token(idp: Idp, upstream: Recorder) -> None:
     with mcp_in_thread(api_url=upstream.url, **jwt_settings(idp, api_token="salah")) as mcp:
         response = httpx2.get(mcp.base + "/readyz", timeout=TIMEOUT)
-        assert (response.status_code, response.json()) == (503, {"status": "not ready"})
+        assert response.status_code == 503
+        assert response.json()["alasan"] == "the data service refused our token (HTTP 401): check ASRAMA_API_TOKEN"
+        assert "salah" not in response.text
 
 
 def test_readyz_answers_a_flood_with_few_upstream_requests(idp: Idp, upstream: Recorder) -> None:
     with mcp_in_thread(api_url=upstream.url, **jwt_settings(idp)) as mcp:
         for _ in range(30):
             assert httpx2.get(mcp.base + "/readyz", timeout=TIMEOUT).status_code == 200
-    assert len(upstream.requests) <= 2 * 4  # one probe (healthz + kamar) per 2 s at most
+    assert len(asked(upstream)) <= 6  # 30 asked; one probe (GET /kamar) per 2 s at most

@@ -66,7 +66,9 @@ async def serve_stdio(server: AsramaServer) -> None:
 
 
 class Readiness:
-    """Whether the data service answers: its `/healthz` (or, for a service without one, `/kamar`) with 200.
+    """Whether tool calls can work: the data service answers an authenticated `GET /kamar` with 200 (it needs our
+    token and the service's database), else the reason in one line for the IT person (never the token, never the
+    service's own body).
 
     The answer is reused for `reuse` seconds and one probe runs at a time, so an unauthenticated flood of
     `/readyz` cannot become a flood of requests to the data service.
@@ -78,28 +80,33 @@ class Readiness:
         self.reuse = reuse
         self._lock = anyio.Lock()
         self._checked_at = -math.inf
-        self._ready = False
+        self._reason: str | None = None
 
-    async def _probe(self) -> bool:
+    async def _probe(self) -> str | None:
+        """None when ready, else why not."""
         settings = self.settings
         async with make_http_client(settings.base_url, token=settings.token, timeout=self.timeout) as http:
             try:
-                response = await http.get("/healthz")
-                if response.status_code == 404:
-                    response = await http.get("/kamar")
+                status = (await http.get("/kamar")).status_code
             except httpx2.HTTPError as exc:
                 log.warning("data service not reachable", extra={"error": type(exc).__name__})
-                return False
-        if response.status_code != 200:
-            log.warning("data service not ready", extra={"status": response.status_code})
-        return response.status_code == 200
+                return f"the data service does not answer ({type(exc).__name__}): check ASRAMA_API_URL"
+        if status == 200:
+            return None
+        log.warning("data service not ready", extra={"status": status})
+        if status in (401, 403) and settings.token is None:
+            return f"we have no token for the data service (HTTP {status}): set ASRAMA_API_TOKEN"
+        if status in (401, 403):
+            return f"the data service refused our token (HTTP {status}): check ASRAMA_API_TOKEN"
+        return f"the data service answered GET /kamar with HTTP {status}: see its log"
 
-    async def ready(self) -> bool:
+    async def reason(self) -> str | None:
+        """None when ready, else why not (one line)."""
         async with self._lock:
             if time.monotonic() - self._checked_at >= self.reuse:
-                self._ready = await self._probe()
+                self._reason = await self._probe()
                 self._checked_at = time.monotonic()
-            return self._ready
+            return self._reason
 
 
 def _answer(status: int, body: dict[str, str], **headers: str) -> Response:
@@ -138,10 +145,10 @@ class HealthAndPost:
         async def respond(scope: Scope, receive: Receive, send: Send) -> None:
             if path == "/healthz":
                 response = _answer(200, {"status": "ok"})
-            elif await self.readiness.ready():
+            elif (reason := await self.readiness.reason()) is None:
                 response = _answer(200, {"status": "ready"})
             else:
-                response = _answer(503, {"status": "not ready"})
+                response = _answer(503, {"status": "not ready", "alasan": reason})
             await response(scope, receive, send)
 
         return respond

@@ -9,12 +9,41 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
-from mcp_asrama.config import DatabaseSettings
+from mcp_asrama.config import DatabaseSettings, default_db_url
 
 
-def database_url(flag: str | None) -> str:
-    """The database of `--db`, else ASRAMA_DB_URL, else the default file."""
+class MissingDatabase(Exception):
+    """A SQLite file named by `--db` or ASRAMA_DB_URL that does not exist: a typo must not become a new database
+    (`cli.main` says it in one line, exit code 2)."""
+
+
+def named_database(flag: str | None) -> str:
+    """The database of `--db`, else ASRAMA_DB_URL, else the default file, not checked (`restore` makes it)."""
     return (DatabaseSettings(db_url=flag) if flag is not None else DatabaseSettings()).db_url
+
+
+def database_url(flag: str | None, *, buat: bool = False) -> str:
+    """`named_database`, refused by `require_database` when it is a SQLite file that does not exist."""
+    db_url = named_database(flag)
+    require_database(db_url, buat=buat)
+    return db_url
+
+
+def require_database(db_url: str, *, buat: bool) -> None:
+    """MissingDatabase unless the SQLite file of `db_url` exists, or `buat` and its folder exists (the file is then
+    created on opening; a folder never is). The default file is created on first use; PostgreSQL is not checked."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(db_url)
+    if db_url == default_db_url() or url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return
+    path = Path(url.database).absolute()
+    if path.exists():
+        return
+    if not buat:
+        raise MissingDatabase(f"no database at {path}: check the path, or add --buat to create a new empty one")
+    if not path.parent.exists():
+        raise MissingDatabase(f"no folder {path.parent} for a new database: check the path (folders are not created)")
 
 
 def cannot_open(db_url: str, exc: Exception) -> str:
@@ -65,7 +94,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.buat_kamar and args.kind != "anak":
         print("import: --buat-kamar creates the rooms that students name: use it with import anak", file=sys.stderr)
         return 2
-    db_url = database_url(args.db)
+    db_url = database_url(args.db, buat=args.buat)
     try:
         engine = make_engine(db_url)
         try:

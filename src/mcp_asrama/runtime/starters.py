@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 
 from mcp_asrama.config import ServiceSettings, data_dir
-from mcp_asrama.ops.database import cannot_open, database_url, schema_too_new
+from mcp_asrama.ops.database import cannot_open, database_url, require_database, schema_too_new
 
 OLD_DEMO_DB = "demo.db"  # where `demo` kept its data in the data folder before it used the default database
 
@@ -20,6 +20,7 @@ def start_service(args: argparse.Namespace, run: Callable[[ServiceSettings], Non
 
     overrides = {k: v for k, v in {"host": args.host, "port": args.port, "db_url": args.db}.items() if v is not None}
     settings = ServiceSettings(**overrides)
+    require_database(settings.db_url, buat=args.buat)
     try:
         check_connection(settings.db_url)  # before the token is kept beside it
         run(settings.with_token())
@@ -39,7 +40,7 @@ def upgrade_only(args: argparse.Namespace) -> int:
     from mcp_asrama.service.db import describe, make_engine
     from mcp_asrama.service.migrations import SchemaTooNew, upgrade
 
-    db_url = database_url(args.db)
+    db_url = database_url(args.db, buat=args.buat)
     try:
         engine = make_engine(db_url)
         try:

@@ -214,7 +214,7 @@ async def data_service(
     port = port or free_port()
     errors = folder / f"{name}.log"
     command = [EXECUTABLE, "--log-level", log_level, "service", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--db", db_url]
+    command += ["--port", str(port), "--buat", "--db", db_url]
     with process(command, clean_env(folder, ASRAMA_SERVICE_TOKEN=TOKEN, **(env or {})), errors) as proc:
         await wait_listening(port, proc, errors)
         yield Running(port, proc.pid)
@@ -254,7 +254,7 @@ async def service_from(
     limits = httpx2.Limits(max_connections=16, max_keepalive_connections=16)
     headers = {"Authorization": f"Bearer {TOKEN}"}
     started = time.perf_counter()
-    with process([*command, "--port", str(port), "--db", db_url], env, None) as proc:
+    with process([*command, "--port", str(port), "--buat", "--db", db_url], env, None) as proc:
         base = f"http://127.0.0.1:{port}"
         async with httpx2.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=timeout) as client:
             while True:

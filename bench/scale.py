@@ -5,7 +5,8 @@ A script, not a test. For each school size (`--sizes`, default 100,000 students)
 
 1. the demo school (`demo.generate(date.today(), students=N, days=31)`) is stored in a SQLite file
    (`common.sqlite_school`; `--cache DIR` keeps it for the next run), or, when `ASRAMA_BENCH_PG_URL` names an
-   empty PostgreSQL database (a SQLAlchemy URL, kept out of the report), in that database (COPY; left filled);
+   empty PostgreSQL database (a SQLAlchemy URL, kept out of the report), in that database (`common.fill_database`,
+   plus the violations, deposits and visits it leaves out; left filled; no running izin there);
 2. the data service of revision `--rev` (default HEAD: edits in progress in the tree change nothing) runs as a
    process on it (`python -m mcp_asrama service`, bearer token, 127.0.0.1); the office's MCP
    server (`all`, plus `peran:kesehatan` so that health counts are exact over any month) runs in this process,
@@ -45,14 +46,16 @@ from typing import Any
 
 import httpx2
 from mcp import Client
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 import common
 from mcp_asrama.runtime.logs import configure_logging
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.settings import ServerSettings
-from mcp_asrama.service.db import make_engine
-from mcp_asrama.service.models.anak import Anak
+from mcp_asrama.service import demo
+from mcp_asrama.service.crud import pelanggaran as crud_pelanggaran
+from mcp_asrama.service.db import make_engine, make_sessionmaker
+from mcp_asrama.service.models import Anak, Hafalan, KunjunganKlinik, Pelanggaran
 
 DAYS = 31  # a 30-day rekap fits
 TIMEOUT_S = ServerSettings.model_fields["api_timeout"].default  # the MCP server's upstream timeout
@@ -94,6 +97,22 @@ def common_first_name(db_url: str) -> str:
     finally:
         engine.dispose()
     return names.most_common(1)[0][0]
+
+
+def records_for_postgresql(db_url: str, students: int, today: date) -> None:
+    """What `common.fill_database` leaves out on PostgreSQL (it copies students, rooms and attendance): the demo's
+    kinds of violation, violations, deposits and clinic visits, as `demo.insert_school` stores them."""
+    school = demo.generate(today, students=students, days=DAYS)
+    engine = make_engine(db_url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            crud_pelanggaran.ensure_default_jenis(session)
+            tables = ((Pelanggaran, school.pelanggaran()), (Hafalan, school.hafalan()))
+            for table, rows in (*tables, (KunjunganKlinik, school.kesehatan())):
+                session.execute(insert(table), list(rows))
+            session.commit()
+    finally:
+        engine.dispose()
 
 
 def reads_for(today: date, nama: str) -> list[Read]:
@@ -146,6 +165,7 @@ async def run_size(students: int, folder: Path, args: argparse.Namespace) -> lis
     today = date.today()
     if args.pg:
         common.fill_database(args.pg, students, DAYS, today)
+        records_for_postgresql(args.pg, students, today)
         db_url = args.pg
     else:
         db_url = common.sqlite_school((args.cache or folder) / f"demo-{students}-{today}-{DAYS}d.db", students, DAYS)

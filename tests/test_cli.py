@@ -50,9 +50,9 @@ def test_import_anak_exits_0_and_reports_added_then_updated(
 ) -> None:
     path = tmp_path / "siswa.csv"
     path.write_text(SISWA, encoding="utf-8")
-    assert cli.main(["import", "anak", str(path), "--db", db_url]) == 0
+    assert cli.main(["import", "anak", str(path), "--buat", "--db", db_url]) == 0
     assert "2 added, 0 updated (anak)" in capsys.readouterr().out
-    assert cli.main(["import", "anak", str(path), "--db", db_url]) == 0
+    assert cli.main(["import", "anak", str(path), "--buat", "--db", db_url]) == 0
     assert "0 added, 2 updated (anak)" in capsys.readouterr().out
     assert {r[1] for r in _stored(db_url)["anak"]} == {"A010", "A011"}
 
@@ -64,7 +64,7 @@ def test_import_rejected_exits_1_with_each_error_on_stderr_and_changes_nothing(
     before = _stored(db_url)
     path = tmp_path / "rusak.csv"
     path.write_text(BROKEN, encoding="utf-8")
-    assert cli.main(["import", "anak", str(path), "--db", db_url]) == 1
+    assert cli.main(["import", "anak", str(path), "--buat", "--db", db_url]) == 1
     out, err = capsys.readouterr()
     assert out == ""
     lines = err.splitlines()
@@ -77,14 +77,14 @@ def test_import_rejected_exits_1_with_each_error_on_stderr_and_changes_nothing(
 def test_import_kamar_exits_0(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "kamar.csv"
     path.write_text("nama,gedung,kapasitas,musyrif\nUmar 1,Putra,8,Ust. Salman\n", encoding="utf-8")
-    assert cli.main(["import", "kamar", str(path), "--db", db_url]) == 0
+    assert cli.main(["import", "kamar", str(path), "--buat", "--db", db_url]) == 0
     assert "1 added, 0 updated (kamar)" in capsys.readouterr().out
     assert _stored(db_url)["kamar"] == (("Umar 1", "Putra", 8, "Ust. Salman"),)
 
 
 def test_import_of_a_missing_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = f"sqlite:///{tmp_path / 'a.db'}"
-    assert cli.main(["import", "anak", str(tmp_path / "tidak-ada.csv"), "--db", db]) == 1
+    assert cli.main(["import", "anak", str(tmp_path / "tidak-ada.csv"), "--buat", "--db", db]) == 1
     assert "cannot read" in capsys.readouterr().err
 
 
@@ -95,7 +95,7 @@ def test_import_uses_asrama_db_url_without_db_flag(
     monkeypatch.setenv("ASRAMA_DB_URL", db_url)
     path = tmp_path / "siswa.csv"
     path.write_text(SISWA, encoding="utf-8")
-    assert cli.main(["import", "anak", str(path)]) == 0
+    assert cli.main(["import", "anak", str(path), "--buat"]) == 0
     assert str(tmp_path / "dari-env.db") in capsys.readouterr().out
     assert len(_stored(db_url)["anak"]) == 2
 
@@ -119,7 +119,7 @@ def test_import_into_an_unreachable_database_exits_1_without_traceback(
     path = tmp_path / "siswa.csv"
     path.write_text(SISWA, encoding="utf-8")
     url = f"postgresql+psycopg://asrama:rahasia@127.0.0.1:{port}/asrama"
-    assert cli.main(["import", "anak", str(path), "--db", url]) == 1
+    assert cli.main(["import", "anak", str(path), "--buat", "--db", url]) == 1
     err = capsys.readouterr().err
     assert "nothing was imported" in err
     assert "rahasia" not in err
@@ -132,10 +132,10 @@ def test_import_of_a_student_in_a_missing_room_exits_1_unless_buat_kamar_creates
     db = f"sqlite:///{tmp_path / 'a.db'}"
     path = tmp_path / "siswa.csv"
     path.write_text("id,nama,kelas,kamar,jenis_kelamin\nA010,Dewi,9C,Aisyah 7,P\n", encoding="utf-8")
-    assert cli.main(["import", "anak", str(path), "--db", db]) == 1
+    assert cli.main(["import", "anak", str(path), "--buat", "--db", db]) == 1
     assert capsys.readouterr().err.startswith("row 2: kamar: no such room")
     assert _stored(db) == {"anak": (), "kamar": ()}
-    assert cli.main(["import", "anak", str(path), "--db", db, "--buat-kamar"]) == 0
+    assert cli.main(["import", "anak", str(path), "--buat", "--db", db, "--buat-kamar"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1].startswith("created 1 room(s) the file names: Aisyah 7 (")
     assert _stored(db)["kamar"] == (("Aisyah 7", "Putri", 1, None),)
@@ -146,7 +146,7 @@ def test_buat_kamar_with_import_kamar_is_refused_with_exit_2(
 ) -> None:
     path = tmp_path / "kamar.csv"
     path.write_text("nama,gedung,kapasitas\nUmar 1,Putra,8\n", encoding="utf-8")
-    assert cli.main(["import", "kamar", str(path), "--db", str(tmp_path / "a.db"), "--buat-kamar"]) == 2
+    assert cli.main(["import", "kamar", str(path), "--buat", "--db", str(tmp_path / "a.db"), "--buat-kamar"]) == 2
     assert "use it with import anak" in capsys.readouterr().err
     assert not (tmp_path / "a.db").exists()
 
@@ -188,8 +188,9 @@ def test_db_flag_takes_a_plain_file_path_for_every_command(
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     path = tmp_path / "siswa.csv"
     path.write_text(SISWA, encoding="utf-8")
-    assert cli.main(["import", "anak", str(path), "--db", given.format(tmp=tmp_path)]) == 0
     db = tmp_path / where
+    db.parent.mkdir(parents=True, exist_ok=True)  # --buat creates the file, never a folder
+    assert cli.main(["import", "anak", str(path), "--buat", "--db", given.format(tmp=tmp_path)]) == 0
     assert capsys.readouterr().out.rstrip().endswith(f"(anak) in {db}")
     assert len(_stored(f"sqlite:///{db}")["anak"]) == 2
     assert ServiceSettings(db_url=given.format(tmp=tmp_path)).db_url == f"sqlite:///{db}"
@@ -226,7 +227,7 @@ def test_unusable_database_url_is_one_line_without_the_password_and_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert cli.main([*command, "--db", url]) == 2
+    assert cli.main([*command, "--buat", "--db", url]) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert err.startswith(f"configuration error: db_url: {says}")
@@ -255,7 +256,10 @@ def test_service_on_a_database_folder_that_cannot_be_made_exits_1_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "berkas").write_text("not a folder")
-    assert cli.main(["service", "--port", str(_free_port()), "--db", str(tmp_path / "berkas" / "asrama.db")]) == 1
+    assert (
+        cli.main(["service", "--port", str(_free_port()), "--buat", "--db", str(tmp_path / "berkas" / "asrama.db")])
+        == 1
+    )
     assert capsys.readouterr().err.splitlines() == [f"cannot use {tmp_path / 'berkas'}: File exists"]
 
 
@@ -264,7 +268,7 @@ def test_service_on_an_unreachable_database_exits_1_with_one_line_without_the_pa
 ) -> None:
     closed = _free_port()
     url = f"postgresql+psycopg://asrama:rahasia@127.0.0.1:{closed}/asrama"
-    assert cli.main(["service", "--port", str(_free_port()), "--db", url]) == 1
+    assert cli.main(["service", "--port", str(_free_port()), "--buat", "--db", url]) == 1
     assert capsys.readouterr().err.splitlines() == [
         f"database postgresql+psycopg://asrama:***@127.0.0.1:{closed}/asrama: cannot open it (OperationalError); "
         "check --db or ASRAMA_DB_URL"
@@ -291,7 +295,9 @@ def test_public_host_without_token_refuses_before_serving_with_exit_2(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "tidak-dibuat.db"
-    assert cli.main([*argv, "--port", str(free_port()), "--db", f"sqlite:///{db}"]) == 2  # refused before binding
+    assert (
+        cli.main([*argv, "--port", str(free_port()), "--buat", "--db", f"sqlite:///{db}"]) == 2
+    )  # refused before binding
     err = capsys.readouterr().err
     assert "refusing to serve student data" in err
     assert "ASRAMA_SERVICE_TOKEN" in err
@@ -303,7 +309,7 @@ def test_public_host_from_environment_without_token_refuses_with_exit_2(
 ) -> None:
     monkeypatch.setenv("ASRAMA_SERVICE_HOST", "0.0.0.0")  # noqa: S104
     monkeypatch.setenv("ASRAMA_SERVICE_TOKEN", "   ")
-    assert cli.main(["service", "--db", f"sqlite:///{tmp_path / 'x.db'}"]) == 2
+    assert cli.main(["service", "--buat", "--db", f"sqlite:///{tmp_path / 'x.db'}"]) == 2
     assert "ASRAMA_SERVICE_TOKEN" in capsys.readouterr().err
     assert not (tmp_path / "x.db").exists()
 
@@ -311,7 +317,7 @@ def test_public_host_from_environment_without_token_refuses_with_exit_2(
 def test_invalid_port_is_a_configuration_error_naming_the_setting(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["service", "--port", "70000", "--db", f"sqlite:///{tmp_path / 'x.db'}"]) == 2
+    assert cli.main(["service", "--port", "70000", "--buat", "--db", f"sqlite:///{tmp_path / 'x.db'}"]) == 2
     assert "configuration error: port:" in capsys.readouterr().err
 
 
@@ -482,7 +488,7 @@ def test_service_demo_restarted_keeps_its_data_and_does_not_add_the_demo_again(
 ) -> None:
     db = f"sqlite:///{tmp_path / 'asrama.db'}"
     today = date.today().isoformat()
-    first = start("service", "--demo", "--db", db)
+    first = start("service", "--demo", "--buat", "--db", db)
     auth = _token(tmp_path)
     assert _counts(first.url, auth) == {"anak": 300, "kamar": 20, "absensi": 300 * 60}
     recorded = httpx2.put(
@@ -495,7 +501,7 @@ def test_service_demo_restarted_keeps_its_data_and_does_not_add_the_demo_again(
     assert first.stop() == 0
     assert "demo data: created" in first.log.read_text()
 
-    second = start("service", "--demo", "--db", db)
+    second = start("service", "--demo", "--buat", "--db", db)
     assert _counts(second.url, auth) == {"anak": 300, "kamar": 20, "absensi": 300 * 60}
     day = httpx2.get(f"{second.url}/absensi", params={"tanggal": today}, headers=auth, timeout=10).json()["data"]
     a001 = next(r for r in day if r["id_anak"] == "A001")
@@ -516,6 +522,7 @@ def test_demo_command_uses_the_configured_database_and_leaves_an_old_demo_file_a
     mcp_port = _free_port()
     service = start(
         "demo",
+        "--buat",
         "--mcp-port",
         str(mcp_port),
         env={"ASRAMA_DB_URL": str(school_db), "XDG_DATA_HOME": str(tmp_path / "data")},
@@ -543,7 +550,9 @@ def test_demo_command_uses_the_configured_database_and_leaves_an_old_demo_file_a
 
 @pytest.mark.e2e
 def test_service_with_token_rejects_requests_without_it(tmp_path: Path, start: Callable[..., Service]) -> None:
-    service = start("service", "--db", f"sqlite:///{tmp_path / 'a.db'}", env={"ASRAMA_SERVICE_TOKEN": "rahasia"})
+    service = start(
+        "service", "--buat", "--db", f"sqlite:///{tmp_path / 'a.db'}", env={"ASRAMA_SERVICE_TOKEN": "rahasia"}
+    )
     assert httpx2.get(f"{service.url}/anak", timeout=10).status_code == 401
     authorised = httpx2.get(f"{service.url}/anak", headers={"Authorization": "Bearer rahasia"}, timeout=10)
     assert authorised.json() == {"total": 0, "data": []}
@@ -552,7 +561,7 @@ def test_service_with_token_rejects_requests_without_it(tmp_path: Path, start: C
 @pytest.mark.e2e
 def test_console_script_refuses_a_public_bind_without_token(tmp_path: Path) -> None:
     done = subprocess.run(
-        [str(CONSOLE_SCRIPT), "service", "--host", "0.0.0.0", "--db", f"sqlite:///{tmp_path / 'a.db'}"],  # noqa: S104
+        [str(CONSOLE_SCRIPT), "service", "--host", "0.0.0.0", "--buat", "--db", f"sqlite:///{tmp_path / 'a.db'}"],  # noqa: S104
         capture_output=True,
         text=True,
         timeout=60,
@@ -577,6 +586,6 @@ def test_a_database_that_cannot_be_opened_leaves_no_token_file_behind(
 ) -> None:
     folder = tmp_path / "sekolah"
     (folder / "asrama.db").mkdir(parents=True)  # a folder where the database file should be
-    assert cli.main(["service", "--db", str(folder / "asrama.db")]) == 1
+    assert cli.main(["service", "--buat", "--db", str(folder / "asrama.db")]) == 1
     assert "Traceback" not in capsys.readouterr().err
     assert not (folder / "service-token").exists()

@@ -12,7 +12,7 @@ from mcp_asrama import __version__
 from mcp_asrama.config import data_dir
 from mcp_asrama.contract import IMPORT_KINDS
 from mcp_asrama.ops import backup, pengurus
-from mcp_asrama.ops.database import cmd_import
+from mcp_asrama.ops.database import MissingDatabase, cmd_import
 from mcp_asrama.runtime.logs import configure_logging
 from mcp_asrama.runtime.starters import cmd_demo, cmd_service
 
@@ -199,6 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
             help="a SQLite file (e.g. ./asrama.db) or a URL such as postgresql+psycopg://USER:PASSWORD@HOST/DBNAME "
             f"(default: ASRAMA_DB_URL, else {data_dir() / 'asrama.db'}: the same for service, demo and import)",
         )
+        p.add_argument(
+            "--buat",
+            action="store_true",
+            help="create a new empty SQLite database if --db or ASRAMA_DB_URL names a file that does not exist "
+            "(its folder must exist); without it such a file is refused, so a typo never becomes a new database",
+        )
 
     service = commands.add_parser(
         "service",
@@ -305,6 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="anak: create the rooms the file names that do not exist, instead of refusing those rows",
     )
+    importer.add_argument(
+        "--ketat",
+        action="store_true",
+        help="refuse a file with columns that are not of the kind (default: ignore them with one warning)",
+    )
     importer.set_defaults(func=cmd_import)
     pengurus.add_parser(commands, db_flag)
     backup.add_parser(commands, db_flag)
@@ -345,4 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             setting = ".".join(str(p) for p in error["loc"])
             message = str(error["msg"]).removeprefix("Value error, ")
             print(f"configuration error: {setting + ': ' if setting else ''}{message}", file=sys.stderr)
+        return 2
+    except MissingDatabase as exc:
+        print(exc, file=sys.stderr)
         return 2

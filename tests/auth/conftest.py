@@ -58,7 +58,7 @@ def service_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log = folder / "service.log"
     env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder))
-    process = start([EXECUTABLE, "service", "--port", str(port), "--db", db_url], env, log)
+    process = start([EXECUTABLE, "service", "--port", str(port), "--buat", "--db", db_url], env, log)
     try:
         wait_until_up(port, process, log)
         yield f"http://127.0.0.1:{port}"

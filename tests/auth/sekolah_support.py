@@ -49,7 +49,7 @@ def school_service(folder: Path) -> Iterator[tuple[str, Path]]:
     port = free_port()
     log = folder / "service.log"
     env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder))
-    process = start([EXECUTABLE, "service", "--port", str(port), "--db", f"sqlite:///{db_file}"], env, log)
+    process = start([EXECUTABLE, "service", "--port", str(port), "--buat", "--db", f"sqlite:///{db_file}"], env, log)
     try:
         wait_until_up(port, process, log)
         yield f"http://127.0.0.1:{port}", db_file

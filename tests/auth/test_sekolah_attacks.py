@@ -200,7 +200,7 @@ async def test_revoking_the_refresh_token_ends_the_access_token(mcp: Mcp, school
 async def test_pengurus_sesi_cabut_ends_a_persons_sessions_and_tokens(mcp: Mcp, school: tuple[str, Path]) -> None:
     email = musyrif(school, "sesi@pesantren.sch.id")
     tokens, client_id = await tokens_for(mcp, email)
-    command = [EXECUTABLE, "pengurus", "sesi", email.upper(), "--db", f"sqlite:///{school[1]}"]
+    command = [EXECUTABLE, "pengurus", "sesi", email.upper(), "--buat", "--db", f"sqlite:///{school[1]}"]
     seen = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
     assert seen.stdout.strip().startswith(f"{email}: 2 live sign-in(s)")  # the browser's session, the grant
     ended = subprocess.run([*command, "--cabut"], capture_output=True, text=True, timeout=60, check=True)

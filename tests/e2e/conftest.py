@@ -70,7 +70,7 @@ def live_service(tmp_path: Path) -> Iterator[str]:
     port = free_port()
     log = tmp_path / "service.log"
     env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(tmp_path))
-    process = start([EXECUTABLE, "service", "--port", str(port), "--db", db_url], env, log)
+    process = start([EXECUTABLE, "service", "--port", str(port), "--buat", "--db", db_url], env, log)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(port, process, log)

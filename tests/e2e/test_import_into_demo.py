@@ -91,12 +91,16 @@ def test_students_imported_while_the_demo_runs_are_found_by_its_cari_anak_at_onc
 
 def test_import_takes_a_bare_file_path_for_db_and_refuses_a_bad_url_in_one_line(tmp_path: Path) -> None:
     siswa = str(PROJECT / "examples" / "siswa.csv")
-    done = mcp_asrama("import", "anak", siswa, "--db", "sekolah.db", "--buat-kamar", data_home=tmp_path, cwd=tmp_path)
+    done = mcp_asrama(
+        "import", "anak", siswa, "--buat", "--db", "sekolah.db", "--buat-kamar", data_home=tmp_path, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == f"{siswa}: 6 added, 0 updated (anak) in {tmp_path / 'sekolah.db'}"
     assert (tmp_path / "sekolah.db").is_file()
 
-    bad = mcp_asrama("service", "--db", "postgres://asrama:rahasia@db/asrama", data_home=tmp_path, cwd=tmp_path)
+    bad = mcp_asrama(
+        "service", "--buat", "--db", "postgres://asrama:rahasia@db/asrama", data_home=tmp_path, cwd=tmp_path
+    )
     assert bad.returncode == 2
     assert bad.stderr.splitlines() == [
         "configuration error: db_url: 'postgres' is not a database we support (SQLite or PostgreSQL): give a file "

@@ -170,7 +170,7 @@ def live_db(tmp_path: Path) -> str:
 async def service_on(port: int, db_url: str, folder: Path) -> AsyncIterator[subprocess.Popen[Any]]:
     env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder))
     log = folder / f"service-{port}-{free_port()}.log"
-    process = start([EXECUTABLE, "service", "--port", str(port), "--db", db_url], env, log)
+    process = start([EXECUTABLE, "service", "--port", str(port), "--buat", "--db", db_url], env, log)
     try:
         wait_until_up(port, process, log)
         yield process

@@ -43,7 +43,18 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     port = free_port()
     log = folder / "service.log"
     env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(folder))
-    command = [EXECUTABLE, "--log-level", "DEBUG", "service", "--demo", "--port", str(port), "--db", f"sqlite:///{db}"]
+    command = [
+        EXECUTABLE,
+        "--log-level",
+        "DEBUG",
+        "service",
+        "--demo",
+        "--port",
+        str(port),
+        "--buat",
+        "--db",
+        f"sqlite:///{db}",
+    ]
     process = start(command, env, log)
     try:
         wait_until_up(port, process, log)

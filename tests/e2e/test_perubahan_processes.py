@@ -27,7 +27,7 @@ def services(tutorial_db: str, tmp_path: Path) -> Iterator[list[tuple[str, subpr
     try:
         for name in ("a", "b"):
             port, log = free_port(), tmp_path / f"service-{name}.log"
-            process = start([EXECUTABLE, "service", "--port", str(port), "--db", tutorial_db], env, log)
+            process = start([EXECUTABLE, "service", "--port", str(port), "--buat", "--db", tutorial_db], env, log)
             running.append((f"http://127.0.0.1:{port}", process))
             wait_until_up(port, process, log)
         yield running

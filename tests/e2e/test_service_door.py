@@ -56,7 +56,8 @@ def test_a_service_without_a_configured_token_generates_one_and_requires_it(
     tmp_path: Path, launch: Callable[..., Running]
 ) -> None:
     db = tmp_path / "sekolah" / "asrama.db"
-    service = launch("service", "--db", f"sqlite:///{db}", umask=0)
+    db.parent.mkdir()  # --buat creates the file, never a folder
+    service = launch("service", "--buat", "--db", f"sqlite:///{db}", umask=0)
     token_file = db.parent / "service-token"
     token = token_file.read_text().strip()
     assert len(token) >= 32
@@ -72,7 +73,7 @@ def test_a_service_without_a_configured_token_generates_one_and_requires_it(
     assert authorised.json() == {"total": 0, "data": []}
     stop(service.process)
 
-    again = launch("service", "--db", f"sqlite:///{db}")
+    again = launch("service", "--buat", "--db", f"sqlite:///{db}")
     assert token_file.read_text().strip() == token
     assert httpx2.get(f"{again.url}/kamar", headers={"Authorization": f"Bearer {token}"}, timeout=10).status_code == 200
 
@@ -83,6 +84,7 @@ def door(tmp_path: Path, launch: Callable[..., Running]) -> Running:
     insert_rows(db_url, kamar=TUTORIAL_KAMAR, anak=TUTORIAL_ANAK, absensi=TUTORIAL_ABSENSI)
     return launch(
         "service",
+        "--buat",
         "--db",
         db_url,
         ASRAMA_SERVICE_TOKEN=TOKEN,
@@ -158,7 +160,7 @@ def test_an_existing_database_open_to_others_is_warned_about(tmp_path: Path, lau
     db = tmp_path / "lama.db"
     insert_rows(f"sqlite:///{db}", kamar=TUTORIAL_KAMAR, anak=[], absensi=[])
     db.chmod(0o644)
-    service = launch("service", "--db", f"sqlite:///{db}", ASRAMA_SERVICE_TOKEN=TOKEN)
+    service = launch("service", "--buat", "--db", f"sqlite:///{db}", ASRAMA_SERVICE_TOKEN=TOKEN)
     assert "can be read by other users" in service.log.read_text()
     assert _mode(db) == 0o644  # a warning, not a silent change of the school's own file
 

@@ -177,7 +177,17 @@ def test_a_flood_of_failed_accepts_is_one_log_line_and_the_service_recovers(tmp_
         "import resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40)); "
         "from mcp_asrama.cli import main; sys.exit(main(sys.argv[1:]))"
     )
-    command = [sys.executable, "-c", starter, "service", "--port", str(port), "--db", f"sqlite:///{tmp_path / 'a.db'}"]
+    command = [
+        sys.executable,
+        "-c",
+        starter,
+        "service",
+        "--port",
+        str(port),
+        "--buat",
+        "--db",
+        f"sqlite:///{tmp_path / 'a.db'}",
+    ]
     env = clean_env(ASRAMA_SERVICE_TOKEN=TOKEN, XDG_DATA_HOME=str(tmp_path), ASRAMA_HEADER_TIMEOUT="1")
     with log.open("w") as stderr:
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr)

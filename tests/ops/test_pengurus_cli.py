@@ -30,7 +30,7 @@ def stored(url: str) -> dict[str, Pengurus]:
 
 
 def test_add_change_deactivate_and_list_staff(db_url: str) -> None:
-    db = ("--db", db_url)
+    db = ("--buat", "--db", db_url)
     added = run(
         "pengurus", "tambah", "Ridwan@Pesantren.sch.id", "--nama", "Ust. Ridwan", "--peran", "musyrif,wali_kelas",
         "--kamar", "Al-Fatih 1", "Al-Fatih 2", "--kelas", "7A", "--menulis", *db,
@@ -59,7 +59,7 @@ def test_add_change_deactivate_and_list_staff(db_url: str) -> None:
 
 
 def test_asked_wrongly_exits_2_and_unknown_exits_1_each_in_one_line(db_url: str) -> None:
-    db = ("--db", db_url)
+    db = ("--buat", "--db", db_url)
     for args, code, said in [
         (("tambah", "x@pesantren.sch.id", "--nama", "X", "--peran", "guru"), 2, "pengurus: peran: one of kantor,"),
         (("tambah", "bukan-email", "--nama", "X", "--peran", "bk"), 2, "pengurus: email: an email address"),
@@ -77,7 +77,10 @@ def test_the_password_comes_from_stdin_hashed_with_argon2id_never_from_an_argume
     url = f"sqlite:///{tmp_path / 'asrama.db'}"
     env = {"ASRAMA_DB_URL": url}  # found as import finds it
     assert (
-        run("pengurus", "tambah", "ridwan@pesantren.sch.id", "--nama", "R", "--peran", "musyrif", **env).returncode == 0
+        run(
+            "pengurus", "tambah", "ridwan@pesantren.sch.id", "--nama", "R", "--peran", "musyrif", "--buat", **env
+        ).returncode
+        == 0
     )
     refused = run("pengurus", "sandi", "ridwan@pesantren.sch.id", "rahasia-sekali", **env)
     assert refused.returncode == 2
@@ -108,13 +111,13 @@ def test_import_pengurus_then_list(tmp_path: Path) -> None:
         "x@pesantren.sch.id,X,guru,,,tidak,ya\n",
         encoding="utf-8",
     )
-    refused = run("import", "pengurus", str(csv), "--db", url)
+    refused = run("import", "pengurus", str(csv), "--buat", "--db", url)
     assert refused.returncode == 1
     assert refused.stderr.splitlines()[0] == "row 3: peran: one of kantor, musyrif, wali_kelas, kesehatan, bk, admin"
     csv.write_text(csv.read_text(encoding="utf-8").replace("guru", "kantor"), encoding="utf-8")
-    done = run("import", "pengurus", str(csv), "--db", url)
+    done = run("import", "pengurus", str(csv), "--buat", "--db", url)
     assert done.returncode == 0 and "2 added, 0 updated (pengurus)" in done.stdout, done.stderr
-    listed = run("pengurus", "daftar", "--db", url).stdout.splitlines()
+    listed = run("pengurus", "daftar", "--buat", "--db", url).stdout.splitlines()
     assert listed == ["ridwan@pesantren.sch.id  musyrif  kamar: Al-Fatih 1  menulis", "x@pesantren.sch.id  kantor"]
 
 
@@ -124,6 +127,6 @@ def test_every_command_says_a_database_it_cannot_open_in_one_line(command: str, 
     blocked.write_text("", encoding="utf-8")
     args = {"tambah": ["a@b.id", "--nama", "A", "--peran", "bk"], "ubah": ["a@b.id"], "nonaktif": ["a@b.id"]}
     extra = args.get(command, ["a@b.id"] if command == "sandi" else [])
-    done = run("pengurus", command, *extra, "--db", f"sqlite:///{blocked}/asrama.db")
+    done = run("pengurus", command, *extra, "--buat", "--db", f"sqlite:///{blocked}/asrama.db")
     assert done.returncode == 1, done.stderr
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr

@@ -76,7 +76,7 @@ def import_in_small_process(kind: str, path: Path, db: Path) -> subprocess.Compl
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
     return subprocess.run(  # the cap is set in the child, before it runs
-        [EXECUTABLE, "import", kind, str(path), "--db", str(db)],
+        [EXECUTABLE, "import", kind, str(path), "--buat", "--db", str(db)],
         env=clean_env(XDG_DATA_HOME=str(db.parent)),
         preexec_fn=cap,
         capture_output=True,
@@ -222,7 +222,7 @@ def test_external_entity_is_refused_and_the_file_it_names_never_read(tmp_path: P
     )
     path = workbook(tmp_path / "xxe.xlsx", [sheet])
     db = tmp_path / "asrama.db"
-    done = cli.main(["import", "anak", str(path), "--db", str(db)])
+    done = cli.main(["import", "anak", str(path), "--buat", "--db", str(db)])
     assert done == 1
     assert refused(path).startswith("the workbook's XML declares a document type")
     assert stored_students(db) == 0
@@ -338,7 +338,7 @@ def test_import_errors_never_repeat_a_name_or_a_clinic_category(tmp_path: Path) 
         path = tmp_path / f"berkas{number}.csv"
         path.write_text(content, encoding="utf-8")
         done = subprocess.run(
-            [EXECUTABLE, "import", kind, str(path), "--db", str(db)],
+            [EXECUTABLE, "import", kind, str(path), "--buat", "--db", str(db)],
             env=clean_env(XDG_DATA_HOME=str(tmp_path)),
             capture_output=True,
             text=True,

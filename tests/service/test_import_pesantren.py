@@ -227,10 +227,10 @@ def test_cli_imports_a_new_kind_and_exits_1_on_a_broken_file(
     db_url: str, school: sessionmaker[Session], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     good = write(tmp_path / "p.csv", f"id_anak,tanggal,jenis\nA001,{YESTERDAY},bolos\n")
-    assert cli.main(["import", "pelanggaran", str(good), "--db", db_url]) == 0
+    assert cli.main(["import", "pelanggaran", str(good), "--buat", "--db", db_url]) == 0
     assert "1 added, 0 updated (pelanggaran)" in capsys.readouterr().out
     broken = write(tmp_path / "q.csv", f"id_anak,tanggal,jenis\nA001,{TOMORROW},bolos\n")
-    assert cli.main(["import", "pelanggaran", str(broken), "--db", db_url]) == 1
+    assert cli.main(["import", "pelanggaran", str(broken), "--buat", "--db", db_url]) == 1
     assert "row 2: tanggal: after today" in capsys.readouterr().err
     assert len(stored(school, Pelanggaran)) == 1
 

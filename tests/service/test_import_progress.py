@@ -26,7 +26,7 @@ def siswa(folder: Path) -> Path:
 
 
 def command(folder: Path) -> list[str]:
-    return [EXECUTABLE, "import", "anak", str(siswa(folder)), "--db", str(folder / "asrama.db")]
+    return [EXECUTABLE, "import", "anak", str(siswa(folder)), "--buat", "--db", str(folder / "asrama.db")]
 
 
 def read_all(fd: int) -> bytes:

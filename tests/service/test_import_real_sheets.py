@@ -11,10 +11,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from mcp_asrama import cli
 from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.import_files import ImportRejected
 from mcp_asrama.service.importer import import_file
 from mcp_asrama.service.models import JenisPelanggaran, Pelanggaran
+from mcp_asrama.service.schemas.anak import AnakIn
 from tests.service.test_importer import _xlsx, rooms, students, write
 
 HEADER = ["No", "ID", "Nama", "Kelas", "Kamar", "Status", "Jenis Kelamin", "NIK", "Tanggal Lahir", "NIS"]
@@ -167,3 +169,21 @@ def test_records_take_choices_in_any_case_and_day_first_dates(sessions: sessionm
         stored = session.execute(select(Pelanggaran.tanggal, Pelanggaran.kategori, Pelanggaran.poin)).one()
     assert kind is not None and kind.kategori == "berat"
     assert tuple(stored) == (date(2024, 2, 3), "sedang", 50)
+
+
+def test_the_command_warns_in_one_line_and_refuses_with_ketat(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = sheet(tmp_path, [1, "A1", "Ahmad Fauzi", "7A", None, "Aktif", "laki-laki", None, "12/04/2013", "1001"])
+    assert cli.main(["import", "anak", str(path), "--db", db_url, "--buat", "--ketat"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines()[:2] == [
+        "row 1: column 1: not a column of 'anak' (allowed: " + ", ".join(AnakIn.model_fields) + ")",
+        "row 1: column 10: not a column of 'anak' (allowed: " + ", ".join(AnakIn.model_fields) + ")",
+    ]
+    assert "nothing was imported" in err and "warning" not in err
+    assert cli.main(["import", "anak", str(path), "--db", db_url, "--buat"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "warning: ignoring the columns that are not of 'anak': No, NIS (--ketat refuses such a file)\n"
+    assert out.startswith(f"{path}: 1 added, 0 updated (anak)")  # nothing stored by the refused import

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mcp_asrama.ops.database import database_url
+from mcp_asrama.ops.database import database_url, named_database
 from mcp_asrama.ops.pengurus import Stop
 from mcp_asrama.private_files import create_private, private_folder
 
@@ -291,7 +291,7 @@ def _command(action: Callable[[str, Path], str], what: str) -> Callable[[argpars
 
         from mcp_asrama.ops.database import cannot_open
 
-        db_url = database_url(args.db)
+        db_url = named_database(args.db) if what == "restore" else database_url(args.db, buat=args.buat)
         try:
             print(action(db_url, Path(args.file)))
         except Stop as stop:

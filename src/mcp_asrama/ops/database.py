@@ -106,6 +106,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                     Path(args.file),
                     create_rooms=args.buat_kamar,
                     progress=progress,
+                    strict=args.ketat,
+                    warn=lambda line: print(line, file=sys.stderr),
                 )
         finally:
             engine.dispose()

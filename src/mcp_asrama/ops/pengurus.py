@@ -162,7 +162,7 @@ def read_sandi() -> str:
 
 def cmd_pengurus(args: argparse.Namespace) -> int:
     """Run one `pengurus` command on the database of `--db`."""
-    db_url = database_url(args.db)
+    db_url = database_url(args.db, buat=args.buat)
     try:
         if args.pengurus_command == "sandi":
             if args.given:

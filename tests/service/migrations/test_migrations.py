@@ -291,7 +291,7 @@ def test_the_service_on_a_newer_database_exits_1_with_one_line(
     db_url: str, tmp_path: Path, engines: list[Engine]
 ) -> None:
     newer(open_engine(db_url, engines))
-    assert_refused(*run_service(["service", "--db", db_url, "--port", str(free_port())], tmp_path))
+    assert_refused(*run_service(["service", "--buat", "--db", db_url, "--port", str(free_port())], tmp_path))
     assert version(engines[0]) == ["f00dface"]
 
 
@@ -299,7 +299,7 @@ def test_the_service_on_a_newer_database_exits_1_with_one_line(
 def test_service_upgrade_on_a_newer_database_exits_1_with_one_line(tmp_path: Path, engines: list[Engine]) -> None:
     db_url = f"sqlite:///{tmp_path / 'asrama.db'}"
     newer(open_engine(db_url, engines))
-    assert_refused(*run_service(["service", "--upgrade", "--db", db_url], tmp_path))
+    assert_refused(*run_service(["service", "--upgrade", "--buat", "--db", db_url], tmp_path))
     assert version(engines[0]) == ["f00dface"]
 
 
@@ -363,7 +363,7 @@ def test_services_starting_at_once_on_one_database_migrate_it_once(
     with open_engine(url, engines).connect():
         pass  # a SQLite file of the previous release is in WAL mode, as its service left it
     env = clean_env(XDG_DATA_HOME=str(tmp_path / "data"))
-    command = [EXECUTABLE, "service", "--upgrade", "--db", url]
+    command = [EXECUTABLE, "service", "--upgrade", "--buat", "--db", url]
     started: list[subprocess.Popen[bytes]] = []
     try:
         with HeldLock(url):

@@ -151,12 +151,12 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_writers_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path) -> None:
-    """Two processes, each with its descriptor open between lines, appending at the same time."""
-    go, count = tmp_path / "go", 60
+def run_two_writers(script: str, go: Path, *arguments: str) -> None:
+    """Run `script` as processes `p1` and `p2` (argv: name, then `arguments`); once both said they are ready
+    (`go.<name>` exists), let them go at once (`go`), and wait for both to end well."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASRAMA_")}
     writers = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(log_path), name, str(count), str(go)], env=env)
+        subprocess.Popen([sys.executable, "-c", script, arguments[0], name, *arguments[1:]], env=env)
         for name in ("p1", "p2")
     ]
     try:
@@ -169,6 +169,12 @@ def test_writers_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path)
     finally:
         for writer in writers:
             writer.kill()
+
+
+def test_writers_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path) -> None:
+    """Two processes, each with its descriptor open between lines, appending at the same time."""
+    go, count = tmp_path / "go", 60
+    run_two_writers(WRITER, go, str(log_path), str(count), str(go))
 
     logged = entries(log_path)
     assert [e["seq"] for e in logged] == list(range(1, 2 * count + 1))

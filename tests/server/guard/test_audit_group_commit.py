@@ -8,8 +8,6 @@ other callers wait, fail one, or rotate the file between two batches as logrotat
 import errno
 import json
 import os
-import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Callable
@@ -25,6 +23,7 @@ from mcp_types import CallToolResult
 
 from mcp_asrama.server.guard import audit, audit_check, audit_log
 from tests.server.conftest import server_for
+from tests.server.guard.test_audit_file import run_two_writers
 
 pytestmark = pytest.mark.anyio
 
@@ -323,20 +322,7 @@ WRITER = textwrap.dedent(
 
 def test_threads_in_two_processes_keep_one_chain(log_path: Path, tmp_path: Path) -> None:
     go, threads, each = tmp_path / "go", 4, 20  # as in WRITER
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASRAMA_")}
-    writers = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(log_path), name, str(go)], env=env) for name in ("p1", "p2")
-    ]
-    try:
-        deadline = time.monotonic() + 30
-        while not all(go.with_name(f"go.{name}").exists() for name in ("p1", "p2")):
-            assert time.monotonic() < deadline and all(w.poll() is None for w in writers)
-            time.sleep(0.01)
-        go.touch()
-        assert [w.wait(timeout=60) for w in writers] == [0, 0]
-    finally:
-        for writer in writers:
-            writer.kill()
+    run_two_writers(WRITER, go, str(log_path), str(go))
 
     logged = entries(log_path)
     assert [e["seq"] for e in logged] == list(range(1, 2 * threads * each + 1))

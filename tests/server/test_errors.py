@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.errors import INTERNAL_ERROR
+from mcp_asrama.server.features.absensi_reads import LISTED
 from mcp_asrama.server.settings import ServerSettings
 from tests.conftest import TOKEN
 from tests.server.conftest import connect, server_for
@@ -297,5 +298,6 @@ async def test_filter_text_cannot_inject_query_parameters(recorded: Recording, e
     (anak_path, anak_query), (absensi_path, absensi_query) = recorded.requests
     assert (anak_path, absensi_path) == (b"/anak", b"/absensi")
     assert parse_qs(anak_query.decode()) == {"kamar": [hostile], "nama": ["../anak/A001?"], "limit": ["20"]}
-    expected = {"tanggal": ["2026-10-06"], "kelas": ["7A&kamar=x"], "semua_anak": ["true"]}
+    expected = {"tanggal": ["2026-10-06"], "kelas": ["7A&kamar=x"], "semua_anak": ["true"], "ringkas": ["true"]}
+    expected["limit"] = [str(LISTED)]  # the office's day is counted by the service (issue 24, item 3)
     assert parse_qs(absensi_query.decode()) == expected

@@ -8,12 +8,19 @@ import secrets
 from pathlib import Path
 from typing import Annotated, Self
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import AnyHttpUrl, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from mcp_asrama.private_files import write_private
 
 TOKEN_FILE = "service-token"  # noqa: S105 - a file name, not a secret
+
+
+def origin_of(url: AnyHttpUrl) -> str:
+    """`scheme://host[:port]` of a URL (the port only when it is not the scheme's default)."""
+    port = f":{url.port}" if url.port and url.port != {"http": 80, "https": 443}.get(url.scheme) else ""
+    host = f"[{url.host}]" if url.host and ":" in url.host else url.host
+    return f"{url.scheme}://{host}{port}"
 
 
 def is_loopback(host: str) -> bool:

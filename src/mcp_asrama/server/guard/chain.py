@@ -9,7 +9,7 @@ middleware, and the tool-level scope (`server.permits`).
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import ServerMiddleware
@@ -17,7 +17,7 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 from starlette.types import ASGIApp
 
-from mcp_asrama.config import is_loopback
+from mcp_asrama.config import is_loopback, origin_of
 from mcp_asrama.runtime.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
 from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.asrama_server import AsramaServer, Needs
@@ -25,8 +25,10 @@ from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
 from mcp_asrama.server.guard.access import Akses, current_principal
 from mcp_asrama.server.guard.token_cache import CachingVerifier
 from mcp_asrama.server.routing_headers import RoutingHeaderCheck
-from mcp_asrama.server.sekolah.authority import Authority, origin
 from mcp_asrama.server.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from mcp_asrama.server.sekolah.authority import Authority
 
 HEALTH_PATHS = ("/healthz", "/readyz")  # answered behind the Host/Origin gate only (any Host: load balancers)
 
@@ -37,7 +39,7 @@ def http_policy(settings: ServerSettings) -> HttpPolicy:
     names = [settings.public_url.host] if settings.public_url is not None and settings.public_url.host else []
     origins = [*settings.allowed_origins, *(LOOPBACK_ORIGINS if is_loopback(settings.mcp_host) else ())]
     if settings.auth == "sekolah" and settings.public_url is not None:  # the sign-in pages' own forms
-        origins.append(origin(settings.public_url))
+        origins.append(origin_of(settings.public_url))
     return HttpPolicy.of(settings.mcp_host, names, origins)
 
 
@@ -52,7 +54,7 @@ class Guard:
     limiter: ratelimit.RateLimiter
     claims: confirm.ClaimStore
     auditors: list[audit.Auditor]
-    authority: Authority | None = None  # --auth sekolah: this server is the authorization server
+    authority: "Authority | None" = None  # --auth sekolah: this server is the authorization server
     server: AsramaServer | None = field(default=None)  # set by `install`: the audit asks it which tools write
 
     @classmethod
@@ -60,7 +62,11 @@ class Guard:
         """The policy objects `settings` configure (raises AuthConfigError, AuditConfigError for unusable ones)."""
         keys = [key.get_secret_value() for key in settings.state_keys]
         security = RequestStateSecurity(keys=keys) if keys else RequestStateSecurity.ephemeral()
-        authority = Authority(settings) if settings.auth == "sekolah" else None
+        authority = None
+        if settings.auth == "sekolah":  # its libraries (PyJWT, Authlib, …) load only for it: a faster start
+            from mcp_asrama.server.sekolah.authority import Authority
+
+            authority = Authority(settings)
         guard = cls(
             settings,
             local,

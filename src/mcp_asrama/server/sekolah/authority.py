@@ -14,7 +14,7 @@ from starlette.routing import Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_asrama.client import AsramaClient, make_http_client
-from mcp_asrama.config import is_loopback
+from mcp_asrama.config import is_loopback, origin_of
 from mcp_asrama.contract.oauth_state import person_family
 from mcp_asrama.server.features.write import Konfirmasi
 from mcp_asrama.server.guard.audit import Auditor
@@ -39,20 +39,13 @@ TOO_MANY = JSONResponse(
 )
 
 
-def origin(url: AnyHttpUrl) -> str:
-    """`scheme://host[:port]` of a URL (the port only when it is not the scheme's default)."""
-    port = f":{url.port}" if url.port and url.port != {"http": 80, "https": 443}.get(url.scheme) else ""
-    host = f"[{url.host}]" if url.host and ":" in url.host else url.host
-    return f"{url.scheme}://{host}{port}"
-
-
 class Authority:
     """The school's authorization server of one MCP server process."""
 
     def __init__(self, settings: ServerSettings) -> None:
         assert settings.public_url is not None  # ServerSettings requires it with ASRAMA_AUTH=sekolah
         self.settings, self.public_url = settings, settings.public_url
-        self.base = origin(settings.public_url)
+        self.base = origin_of(settings.public_url)
         self.issuer = f"{self.base}/"  # the SDK's form of an issuer without a path (trailing slash)
         self.resource = str(settings.public_url)
         self._http = make_http_client(settings.base_url, token=settings.token, timeout=settings.api_timeout)

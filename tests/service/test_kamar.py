@@ -159,3 +159,20 @@ async def test_a_rooms_musyrif_is_the_active_musyrif_of_the_staff_list_else_the_
     await service.post("/pengurus/aminah@pesantren.sch.id/nonaktif")
     await service.post("/pengurus/hasan@pesantren.sch.id/nonaktif")
     assert await musyrif() == {"Al-Fatih 1": "Ust. Zaid", "Aisyah 2": "Ustz. Halimah"}  # the stored column again
+
+
+async def test_a_class_names_its_wali_kelas_from_the_staff_list(service: httpx2.AsyncClient) -> None:
+    async def wali() -> dict[str, str | None]:
+        return {k["kelas"]: k["wali_kelas"] for k in (await service.get("/kelas")).json()["data"]}
+
+    assert set((await wali()).values()) == {None}  # nobody named yet
+    for email, nama, peran, kelas in (
+        ("rahmat@pesantren.sch.id", "Ust. Rahmat", ["wali_kelas"], ["7a"]),  # by the fold
+        ("salma@pesantren.sch.id", "Ustz. Salma", ["musyrif"], ["7B"]),  # not a wali kelas
+    ):
+        body = {"email": email, "nama": nama, "peran": peran, "kelas": kelas}
+        assert (await service.put(f"/pengurus/{email}", json=body)).status_code == 201
+    named = await wali()
+    assert named["7A"] == "Ust. Rahmat" and [k for k, v in named.items() if v] == ["7A"]
+    await service.post("/pengurus/rahmat@pesantren.sch.id/nonaktif")
+    assert set((await wali()).values()) == {None}

@@ -85,10 +85,11 @@ class DaftarKamar(Shape):
 
 
 class Kelas(Shape):
-    """A class and its number of students."""
+    """A class, its number of students and its wali kelas (by the staff list; None when it names nobody)."""
 
     kelas: str
     jumlah_anak: int
+    wali_kelas: str | None = None
 
 
 class DaftarKelas(Shape):

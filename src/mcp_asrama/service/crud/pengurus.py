@@ -8,7 +8,7 @@ import secrets
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -44,13 +44,13 @@ def cari(session: Session, email: str) -> Pengurus | None:
     return session.get(Pengurus, fold_email(email))
 
 
-def musyrif_kamar(session: Session) -> dict[str, str]:
-    """Each room's musyrif by the staff list, by the room name's fold: the name of the first active musyrif (by
-    email) whose rooms hold it."""
+def penanggung_jawab(session: Session, peran: str, unit: Literal["kamar", "kelas"]) -> dict[str, str]:
+    """Who answers for each room (`musyrif`) or class (`wali_kelas`) by the staff list, by the unit name's fold: the
+    name of the first active staff member (by email) with role `peran` whose rooms or classes hold it."""
     found: dict[str, str] = {}
-    for staff in daftar(session, aktif=True, peran=("musyrif",)):
-        for room in staff.kamar:
-            found.setdefault(fold(room), staff.nama)
+    for staff in daftar(session, aktif=True, peran=(peran,)):
+        for name in getattr(staff, unit):
+            found.setdefault(fold(name), staff.nama)
     return found
 
 

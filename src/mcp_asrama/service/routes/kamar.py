@@ -15,7 +15,7 @@ router = APIRouter(prefix="/kamar", tags=["kamar"], dependencies=[TokenDep])
 def daftar_kamar(session: SessionDep) -> DaftarKamar:
     """Every room: building, capacity, musyrif (the active staff member with the musyrif role whose rooms hold it,
     else the room's own column) and `terisi`, the number of students assigned to it."""
-    musyrif = crud_pengurus.musyrif_kamar(session)
+    musyrif = crud_pengurus.penanggung_jawab(session, "musyrif", "kamar")
     rooms = crud_kamar.daftar_kamar(session)
     return DaftarKamar(
         data=[KamarPublic(**{**k, "musyrif": musyrif.get(fold(k["nama"]), k["musyrif"])}) for k in rooms]

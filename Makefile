@@ -10,7 +10,7 @@ PIP    := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
 INSPECTOR := $(VENV)/.installed-inspector
 
-.PHONY: run test lint bench install inspector docs clean
+.PHONY: run test lint bench install inspector docs dist clean
 
 # make run PORT=8100 MCP_PORT=8101: the demo's data service and MCP server on other ports. Only values given on
 # make's command line count: a PORT in the environment is usually another program's.
@@ -37,6 +37,12 @@ inspector: $(INSPECTOR)
 # The docs as a site (MkDocs, Material theme) at http://127.0.0.1:8002 while you edit; `make test` builds it --strict.
 docs: $(STAMP)
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8002
+
+# The sdist and a pure-Python wheel (py3-none-any) in dist/, for `pip install` on any OS without make
+# (docs/first-day.md); tests/e2e/test_wheel.py installs such a wheel into a clean venv and runs it.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
 
 bench: $(STAMP)
 	$(BIN)/python bench/service.py

@@ -60,3 +60,20 @@ def test_the_rules_see_the_packages_they_name_and_their_imports() -> None:
     for package, _ in RULES:
         assert any(within(name, package) for name in names), package
     assert "mcp_asrama.server.guard" in imports_of(SRC / "server" / "app.py")
+
+
+ROLE_ATTRIBUTES = {"klinik", "bk", "peran"}  # what Akses says of a principal's roles
+
+
+def test_no_feature_checks_a_role_itself() -> None:
+    """A feature asks the guard's policy (`ScopedReader.sees_health_details`, `clinic_only`, …), never a role."""
+    checks = [
+        f"{path.relative_to(SRC)}:{node.lineno} .{node.attr}"
+        for path in sorted((SRC / "server" / "features").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr in ROLE_ATTRIBUTES
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "akses"
+    ]
+    assert checks == []

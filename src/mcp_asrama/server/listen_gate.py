@@ -36,6 +36,7 @@ from mcp_asrama.client import AsramaError
 from mcp_asrama.contract.domains import DOMAINS
 from mcp_asrama.server.arguments import is_id, parse_tanggal
 from mcp_asrama.server.asrama_server import AsramaServer
+from mcp_asrama.server.features.absensi_reads import catatan_anak
 from mcp_asrama.server.guard.scoped import PAGE, ScopedReader, scoped_reader
 
 MAX_URIS = 50
@@ -197,7 +198,7 @@ class Gate:
         when the service cannot look students up by id (then each is read)."""
         ids = list(dict.fromkeys(id_anak for _, id_anak in members))
         try:
-            found = await view.catatan_anak(date.today(), ids)
+            found = await catatan_anak(view, date.today(), ids)
         except AsramaError:  # a service without the lookup: each is read, and says what failed
             return False
         if found is None:

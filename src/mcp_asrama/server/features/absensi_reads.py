@@ -1,5 +1,5 @@
-"""Attendance as the caller may see it: one day of every visible student of a filter, and the counts over a range
-(the day's rows of named students is the guard's `ScopedReader.catatan_anak`, the subscription gate's check).
+"""Attendance as the caller may see it: one day of every visible student of a filter, the day's rows of students
+named by id (`catatan_anak`: the subscription gate's check and a roll call's), and the counts over a range.
 
 A day of one request is counted by our service (`ringkas`), the MCP server getting only the students it lists; a
 day from a service without our `semua_anak` extension adds the `/anak` pages of the filter's students, to find
@@ -20,7 +20,8 @@ from mcp_asrama.privacy import RESULT_BUDGET
 from mcp_asrama.server.features.anak_reads import everyone
 from mcp_asrama.server.features.records import summary_rows
 from mcp_asrama.server.guard.audit import SMALL_GROUP
-from mcp_asrama.server.guard.scoped import ScopedReader
+from mcp_asrama.server.guard.scoped import PAGE, ScopedReader
+from mcp_asrama.server.progress import pages_left
 
 STATUSES = ("hadir", "izin", "sakit", "alpa")
 # Listed students asked of a service that counts the day: more than ever fit a result (each is >= 31 characters).
@@ -139,3 +140,20 @@ async def rekap(
     rows = sorted(merged, key=lambda r: r.tidak_hadir, reverse=True)
     total = JumlahStatus(**{s: sum(getattr(r, s) for r in rows) for s in STATUSES})
     return RekapAbsensi(dari=dari, sampai=sampai, total=total, jumlah_anak=len(rows), per_anak=rows)
+
+
+async def catatan_anak(reader: ScopedReader, tanggal: date, ids: list[str]) -> dict[str, CatatanAbsensi] | None:
+    """The day's row of each of `ids` the reader's principal may see (`belum_dicatat` without a record), by id:
+    which named students are visible, one request per `PAGE` ids. An unknown or invisible id is absent; None when
+    the service cannot look students up by id (not ours)."""
+    found: dict[str, CatatanAbsensi] = {}
+    reader.progress.expect(pages_left(len(ids), 0, PAGE))
+    for start in range(0, len(ids), PAGE):
+        await reader.progress.step()
+        day = await reader.client.absensi(tanggal, semua_anak=True, ids=ids[start : start + PAGE])
+        if not day.semua_anak:
+            return None
+        wanted = set(ids[start : start + PAGE])
+        found.update((r.id_anak, r) for r in reader.visible_rows(day.data) if r.id_anak in wanted)
+    await reader.progress.done()
+    return found

@@ -148,7 +148,7 @@ async def rencana(
             )
     known = {r.id_anak: r for r in others}
     missing = [e.id_anak for e in entri if e.id_anak not in known]
-    found = await reader.catatan_anak(tanggal, missing) if missing else {}
+    found = await absensi_reads.catatan_anak(reader, tanggal, missing) if missing else {}
     if found is None:
         raise ToolError(UNSUPPORTED)
     known.update(found)

@@ -186,7 +186,7 @@ async def kunjungan(
 ) -> tuple[list[Any], bool]:
     """Visible clinic visits, latest first: with health details (`KunjunganKlinik`) only when `klinik` and the
     principal has `peran:kesehatan`, else `Kunjungan` (no detail is even parsed)."""
-    klinik = klinik and reader.akses.klinik
+    klinik = klinik and reader.sees_health_details
 
     def fetch(k: Values, m: Values, offset: int) -> Awaitable[Page]:
         return reader.client.daftar_kunjungan(
@@ -242,7 +242,7 @@ async def rekap_kesehatan(
     panjang 366 hari), filter opsional kelas dan kamar."""
     check_range(dari, sampai)
     reader = scoped_reader(ctx)
-    clinic = reader.akses.klinik
+    clinic = reader.sees_health_details
     if clinic:
         k, m, name = kelas, kamar, " ".join(f"{a} {b}" for a, b in (("kelas", kelas), ("kamar", kamar)) if b)
     else:

@@ -133,7 +133,7 @@ async def laporan_bulanan_wali(
         f'Kesehatan: sebutkan "sakit N hari" dari jumlah sakit pada rekap_absensi. Rincian kunjungan klinik ada di '
         f'kesehatan_anak(id_anak="{ident}", dari="{a}", sampai="{z}"); sertakan hanya yang perlu diketahui orang '
         "tua, dengan bahasa yang hati-hati."
-        if reader.akses.klinik
+        if reader.sees_health_details
         else 'Kesehatan: sebutkan hanya "sakit N hari" dari jumlah sakit pada rekap_absensi; jangan mencari atau '
         "menyebut keluhan, diagnosis, obat atau kunjungan klinik."
     )

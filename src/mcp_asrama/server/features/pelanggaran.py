@@ -194,7 +194,7 @@ async def rencana_pelanggaran(
     try:
         anak = await writable_student(reader, id_anak)
     except ToolError:
-        if reader.akses.bk:  # a student the counsellor may read: say why this one cannot be recorded
+        if reader.reads_wider_than_writes:  # a student the counsellor may read: say why this one cannot be recorded
             await satu_anak(reader.pelanggaran_view(), id_anak)
             raise ToolError(BK_READS) from None
         raise

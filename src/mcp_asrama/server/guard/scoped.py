@@ -8,16 +8,15 @@ tutorial's contract gets one request per room or class instead (found out from i
 So the usual musyrif or wali kelas (rooms only, or classes only) costs one request, as the office does; several
 requests run concurrently, each a step of progress.
 
-Every row is still checked against the scope (`visible`, `visible_rows`, `reveal`; `catatan_anak` for students
-named by id), so a student outside the scope never counts, is never named and never listed. What a role adds is
-asked here too: violations of every student for `peran:bk` (`pelanggaran_view`), the clinic's details for
-`peran:kesehatan` (`clinic_only`), and which rooms and classes a report may name (`may_report`): no tool checks a
-role itself.
+Every row is still checked against the scope (`visible`, `visible_rows`, `reveal`), so a student outside the
+scope never counts, is never named and never listed. What a role adds is asked here too: violations of every student
+for `peran:bk` (`pelanggaran_view`, `reads_wider_than_writes`), the clinic's details for `peran:kesehatan`
+(`clinic_only`, `sees_health_details`), and which rooms and classes a report may name (`may_report`): no tool
+checks a role itself.
 """
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any, Protocol, TypeVar
 
 from mcp.server.mcpserver import Context
@@ -25,12 +24,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_asrama.client import AsramaClient, NoMultiFilter, NotFound
 from mcp_asrama.client.client import Values
-from mcp_asrama.client.models import CatatanAbsensi
 from mcp_asrama.names import fold
 from mcp_asrama.server.asrama_server import state_of
 from mcp_asrama.server.guard.access import Akses
 from mcp_asrama.server.guard.scope_units import Unit, as_filter, gather
-from mcp_asrama.server.progress import UpstreamProgress, pages_left
+from mcp_asrama.server.progress import UpstreamProgress
 
 # Gathering every match of a filter (a fallback, or a day's students listed through `/anak`) stops here.
 MAX_SCOPED_ROWS = 5_000
@@ -137,9 +135,20 @@ class ScopedReader:
             raise OutOfReach("not visible")
         return row
 
+    @property
+    def sees_health_details(self) -> bool:
+        """Whether clinic visits' details (complaint, treatment) and exact health counts may go out: clinic staff
+        (`peran:kesehatan`) only."""
+        return self.akses.klinik
+
+    @property
+    def reads_wider_than_writes(self) -> bool:
+        """Whether violations may be read beyond the room/class scope writes keep to (`peran:bk`)."""
+        return self.akses.bk
+
     def clinic_only(self) -> None:
         """Refuse, before the service is asked, what only clinic staff (`peran:kesehatan`) may see or record."""
-        if not self.akses.klinik:
+        if not self.sees_health_details:
             raise ToolError(CLINIC_ONLY)
 
     def may_report(self, *, kamar: str | None = None, kelas: str | None = None, rooms_of_class: bool = False) -> bool:
@@ -152,23 +161,6 @@ class ScopedReader:
         if kelas is None:
             return True
         return self.akses.boleh_kelas(kelas) or (rooms_of_class and bool(self.akses.kamar))
-
-    async def catatan_anak(self, tanggal: date, ids: list[str]) -> dict[str, CatatanAbsensi] | None:
-        """The day's row of each of `ids` this principal may see (`belum_dicatat` without a record), by id: which
-        named students are visible, one request per `PAGE` ids (the subscription gate's check, and a roll call's
-        named students). An unknown or invisible id is absent; None when the service cannot look students up by
-        id (not ours)."""
-        found: dict[str, CatatanAbsensi] = {}
-        self.progress.expect(pages_left(len(ids), 0, PAGE))
-        for start in range(0, len(ids), PAGE):
-            await self.progress.step()
-            day = await self.client.absensi(tanggal, semua_anak=True, ids=ids[start : start + PAGE])
-            if not day.semua_anak:
-                return None
-            wanted = set(ids[start : start + PAGE])
-            found.update((r.id_anak, r) for r in self.visible_rows(day.data) if r.id_anak in wanted)
-        await self.progress.done()
-        return found
 
     def pelanggaran_view(self) -> "ScopedReader":
         """The same service as this principal may see violations: every student with `peran:bk`."""

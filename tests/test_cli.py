@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from mcp_asrama import cli
-from mcp_asrama.config import DatabaseSettings, ServiceSettings, is_loopback
+from mcp_asrama.config import DatabaseSettings, ServiceSettings, is_loopback, token_file
 from mcp_asrama.runtime.invocation import shown
 from mcp_asrama.service.db import describe, make_engine, make_sessionmaker
 from mcp_asrama.service.models import Anak, Kamar
@@ -463,9 +463,9 @@ def start(tmp_path: Path) -> Iterator[Callable[..., Service]]:
         service.stop()
 
 
-def _token(folder: Path) -> dict[str, str]:
-    """The header with the token a service generated beside its database in `folder`."""
-    return {"Authorization": f"Bearer {(folder / 'service-token').read_text().strip()}"}
+def _token(db: Path) -> dict[str, str]:
+    """The header with the token a service generated for its database `db` (kept in the data folder)."""
+    return {"Authorization": f"Bearer {token_file(f'sqlite:///{db}').read_text().strip()}"}
 
 
 def _counts(url: str, headers: dict[str, str]) -> dict[str, int]:
@@ -489,7 +489,7 @@ def test_service_demo_restarted_keeps_its_data_and_does_not_add_the_demo_again(
     db = f"sqlite:///{tmp_path / 'asrama.db'}"
     today = date.today().isoformat()
     first = start("service", "--demo", "--buat", "--db", db)
-    auth = _token(tmp_path)
+    auth = _token(tmp_path / "asrama.db")
     assert _counts(first.url, auth) == {"anak": 300, "kamar": 20, "absensi": 300 * 60}
     recorded = httpx2.put(
         f"{first.url}/absensi/{today}/A001",
@@ -527,7 +527,7 @@ def test_demo_command_uses_the_configured_database_and_leaves_an_old_demo_file_a
         str(mcp_port),
         env={"ASRAMA_DB_URL": str(school_db), "XDG_DATA_HOME": str(tmp_path / "data")},
     )
-    assert _counts(service.url, _token(tmp_path))["anak"] == 300
+    assert _counts(service.url, _token(school_db))["anak"] == 300
     # The MCP server beside it got the generated token: the demo needs no set-up.
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "cari_anak", "arguments": {}}}
     answer = reply(
@@ -589,3 +589,4 @@ def test_a_database_that_cannot_be_opened_leaves_no_token_file_behind(
     assert cli.main(["service", "--buat", "--db", str(folder / "asrama.db")]) == 1
     assert "Traceback" not in capsys.readouterr().err
     assert not (folder / "service-token").exists()
+    assert not token_file(f"sqlite:///{folder / 'asrama.db'}").exists()

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_asrama import __version__
-from mcp_asrama.config import data_dir
+from mcp_asrama.config import TOKEN_FILE, DatabaseSettings, data_dir, read_token, service_token_file
 from mcp_asrama.contract import IMPORT_KINDS
 from mcp_asrama.ops import backup, pengurus
 from mcp_asrama.ops.database import MissingDatabase, cmd_import
@@ -90,13 +90,20 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
     endpoint; exit 2 on flags or a URL the block must not carry."""
     from mcp_asrama.ops.claude_config import RemoteConfigError, config_location, render, render_remote
 
+    token_file = None
     try:
         if args.remote is None:
             if args.token_env is not None:
                 raise RemoteConfigError("--token-env goes with --remote (a local server takes --with-token)")
-            text = render(args.name, args.api_url, include_token=args.with_token, writes=args.writes)
+            if args.db is not None:
+                if args.with_token:
+                    raise RemoteConfigError("--db and --with-token both give the token: choose one")
+                chosen = service_token_file(DatabaseSettings(db_url=args.db).db_url)
+                token_file = None if chosen == data_dir() / TOKEN_FILE else chosen  # the server finds that one
+            text = with_token_file(render(args.name, args.api_url, args.with_token, args.writes), token_file)
         else:
             given = {"--api-url": args.api_url, "--with-token": args.with_token, "--writes": args.writes}
+            given["--db"] = args.db is not None
             local = [flag for flag, value in given.items() if value]
             if local:
                 raise RemoteConfigError(f"--remote takes no {', '.join(local)}: those configure a local server")
@@ -105,11 +112,26 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
         print(f"claude-config: {exc}", file=sys.stderr)
         return 2
     print(text)
+    if token_file is not None and read_token(token_file) is None:
+        print(f"note: no token in {token_file} yet: start the service on this database first", file=sys.stderr)
     print(
         f"paste into {config_location()} (merge with any existing mcpServers), then restart Claude Desktop",
         file=sys.stderr,
     )
     return 0
+
+
+def with_token_file(text: str, token_file: Path | None) -> str:
+    """The block's JSON with its server reading the token from `token_file` (ASRAMA_API_TOKEN_FILE), if given."""
+    if token_file is None:
+        return text
+    import json
+
+    block = json.loads(text)
+    for server in block["mcpServers"].values():
+        server["env"].pop("ASRAMA_API_TOKEN", None)  # a placeholder: --db and --with-token do not go together
+        server["env"]["ASRAMA_API_TOKEN_FILE"] = str(token_file)
+    return json.dumps(block, indent=2, ensure_ascii=False)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -274,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
     claude.add_argument("--with-token", action="store_true", help="include ASRAMA_API_TOKEN from the environment")
     claude.add_argument(
         "--writes", action="store_true", help="let the assistant record too (ASRAMA_WRITES=on; each write confirmed)"
+    )
+    claude.add_argument(
+        "--db",
+        metavar="PATH|URL",
+        help="the database the data service serves, when not the default one: the server then reads that service's "
+        "token from its file in the data folder (ASRAMA_API_TOKEN_FILE; the token itself is not in the block)",
     )
     claude.add_argument(
         "--remote",

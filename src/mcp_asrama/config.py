@@ -1,5 +1,6 @@
 """Settings from the environment (pydantic-settings), passed explicitly into the factories."""
 
+import hashlib
 import ipaddress
 import json
 import os
@@ -14,6 +15,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from mcp_asrama.private_files import write_private
 
 TOKEN_FILE = "service-token"  # noqa: S105 - a file name, not a secret
+TOKENS = "tokens"  # the data folder's folder of the tokens of other SQLite databases (`token_file`)
 
 
 def origin_of(url: AnyHttpUrl) -> str:
@@ -106,8 +108,45 @@ def read_token(path: Path) -> str | None:
 
 
 def local_token() -> str | None:
-    """The token the data service generated in the data folder, for an MCP server on the same machine."""
+    """The token the data service generated in the data folder for the default database, for an MCP server on the
+    same machine."""
     return read_token(data_dir() / TOKEN_FILE)
+
+
+def sqlite_file(db_url: str) -> Path | None:
+    """The absolute path of the SQLite file `db_url` names; None for another database or SQLite in memory."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(db_url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).expanduser().resolve()
+
+
+def token_file(db_url: str) -> Path:
+    """Where the data service keeps the token it generates for `db_url`, always in the data folder: `service-token`
+    for the default database (and for a PostgreSQL one), `tokens/<name>-<hash of its path>` for another SQLite file,
+    so that each database has its own and none lies beside a database in a project folder."""
+    path = sqlite_file(db_url)
+    if path is None or path == (data_dir() / "asrama.db").resolve():
+        return data_dir() / TOKEN_FILE
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    return data_dir() / TOKENS / f"{path.stem}-{digest}"
+
+
+def service_token_file(db_url: str) -> Path:
+    """Where the data service on `db_url` keeps its generated token: ASRAMA_SERVICE_TOKEN_FILE, else `token_file`."""
+    chosen = os.environ.get("ASRAMA_SERVICE_TOKEN_FILE", "").strip()
+    return Path(chosen).expanduser() if chosen else token_file(db_url)
+
+
+def old_token_file(db_url: str) -> Path | None:
+    """Where an earlier version kept the token of a SQLite database other than the default: beside it (None when
+    that is the data folder's own `service-token`, or for another database)."""
+    path = sqlite_file(db_url)
+    if path is None or path.parent == data_dir().resolve():
+        return None
+    return path.parent / TOKEN_FILE
 
 
 class DatabaseSettings(BaseSettings):
@@ -140,7 +179,7 @@ class ServiceSettings(DatabaseSettings, ConnectionLimits):
     host: str = Field("127.0.0.1", validation_alias="ASRAMA_SERVICE_HOST")
     port: int = Field(8000, ge=1, le=65535, validation_alias="ASRAMA_SERVICE_PORT")
     service_token: SecretStr | None = None
-    service_token_file: Path | None = None  # where a generated token is kept (default: beside the database)
+    service_token_file: Path | None = None  # where a generated token is kept (default: `token_file`)
     service_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     service_allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # The change feed (GET /perubahan): seconds between its heartbeats, and how long (days) and how many events
@@ -172,16 +211,23 @@ class ServiceSettings(DatabaseSettings, ConnectionLimits):
         return self.service_token.get_secret_value() if self.service_token else None
 
     def token_path(self) -> Path:
-        """Where a generated token is kept: ASRAMA_SERVICE_TOKEN_FILE, else beside a SQLite database, else in the
-        data folder."""
+        """Where a generated token is kept: ASRAMA_SERVICE_TOKEN_FILE, else `token_file` of the database."""
         if self.service_token_file is not None:
             return self.service_token_file.expanduser()
-        from sqlalchemy.engine import make_url
+        return token_file(self.db_url)
 
-        parsed = make_url(self.db_url)
-        if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
-            return Path(parsed.database).expanduser().parent / TOKEN_FILE
-        return data_dir() / TOKEN_FILE
+    def move_old_token(self) -> Path | None:
+        """Move a token an earlier version kept beside the SQLite database into `token_path()` (same token, 0600),
+        once; the old file's path when it was moved. Nothing when the token is set or its file is chosen."""
+        old = old_token_file(self.db_url)
+        if self.token is not None or self.service_token_file is not None or old is None:
+            return None
+        token, new = read_token(old), self.token_path()
+        if token is None or new.exists():
+            return None
+        write_private(new, token + "\n")
+        old.unlink()
+        return old
 
     def with_token(self) -> Self:
         """These settings with a token: ASRAMA_SERVICE_TOKEN when set, else the one kept in `token_path()`,

@@ -1,4 +1,4 @@
-"""The data service as a real process: never without a token (one is generated, kept 0600 beside the database),
+"""The data service as a real process: never without a token (one is generated, kept 0600 in the data folder),
 the MCP server's Host/Origin door, private database files whatever the umask, and the demo still zero set-up."""
 
 import stat
@@ -10,6 +10,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from mcp_asrama import config
 from tests.conftest import TOKEN, TUTORIAL_ABSENSI, TUTORIAL_ANAK, TUTORIAL_KAMAR, insert_rows
 from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, stop, wait_until_up
 
@@ -58,10 +59,12 @@ def test_a_service_without_a_configured_token_generates_one_and_requires_it(
     db = tmp_path / "sekolah" / "asrama.db"
     db.parent.mkdir()  # --buat creates the file, never a folder
     service = launch("service", "--buat", "--db", f"sqlite:///{db}", umask=0)
-    token_file = db.parent / "service-token"
+    token_file = config.token_file(f"sqlite:///{db}")  # the data folder in tmp, as the process's
+    assert token_file.is_relative_to(tmp_path / "data" / "mcp-asrama" / "tokens")
+    assert not (db.parent / "service-token").exists()
     token = token_file.read_text().strip()
     assert len(token) >= 32
-    assert _mode(token_file) == 0o600
+    assert _mode(token_file) == 0o600 and _mode(token_file.parent) == 0o700
     log = service.log.read_text()
     assert str(token_file) in log and token not in log
     assert httpx2.get(f"{service.url}/anak", timeout=10).status_code == 401

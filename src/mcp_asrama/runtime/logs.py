@@ -261,11 +261,34 @@ def route_template(scope: Scope) -> str:
     return template if isinstance(template, str) else UNMATCHED_ROUTE
 
 
+ONCE_PER_PROCESS = ("uvicorn.error", "mcp.server.streamable_http_manager")
+
+
+class OncePerProcess(logging.Filter):
+    """A handler filter: each INFO line of uvicorn's and the SDK's session manager's starting and stopping is said
+    once per process. The demo runs two uvicorn servers (the MCP server's with two session managers, one per
+    response mode), each of which would say `Started server process [pid]` and the rest again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._said: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO or record.name not in ONCE_PER_PROCESS:
+            return True
+        line = (record.name, str(record.msg))
+        if line in self._said:
+            return False
+        self._said.add(line)
+        return True
+
+
 def configure_logging(level: str = "INFO") -> None:
     """Send every logger (uvicorn's included) to stderr as JSON lines, without children's names."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
     handler.addFilter(RedactMcpRecords())
+    handler.addFilter(OncePerProcess())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

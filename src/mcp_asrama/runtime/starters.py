@@ -22,7 +22,10 @@ def start_service(args: argparse.Namespace, run: Callable[[ServiceSettings], Non
     settings = ServiceSettings(**overrides)
     require_database(settings.db_url, buat=args.buat)
     try:
-        check_connection(settings.db_url)  # before the token is kept beside it
+        check_connection(settings.db_url)  # before its token is kept
+        moved = settings.move_old_token()
+        if moved is not None:
+            print(f"service token: moved from {moved} to {settings.token_path()} (the same token)", file=sys.stderr)
         run(settings.with_token())
     except SchemaTooNew as exc:
         print(schema_too_new(settings.db_url, exc), file=sys.stderr)

@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Self
 from pydantic import AnyHttpUrl, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
-from mcp_asrama.config import ConnectionLimits, comma_list, is_loopback, local_token
+from mcp_asrama.config import ConnectionLimits, comma_list, is_loopback, local_token, read_token
 
 MIN_STATE_KEY_BYTES = 32
 Saluran = Literal["tampilan", "formulir", "halaman"]
@@ -22,6 +22,7 @@ class ServerSettings(ConnectionLimits):
     # The data service (upstream).
     api_url: AnyHttpUrl = AnyHttpUrl("http://localhost:8000")
     api_token: SecretStr | None = None  # on a loopback URL, default: the token the local service generated
+    api_token_file: Path | None = None  # a file holding the token instead (`claude-config --db`: another database's)
     api_timeout: float = Field(10.0, gt=0, le=300)
 
     # How hosts reach us.
@@ -97,16 +98,20 @@ class ServerSettings(ConnectionLimits):
             raise ValueError(f"each ASRAMA_STATE_KEYS entry needs at least {MIN_STATE_KEY_BYTES} bytes")
         return keys
 
-    @field_validator("audit_log", "audit_key", mode="before")
+    @field_validator("audit_log", "audit_key", "api_token_file", mode="before")
     @classmethod
     def _blank_path_is_none(cls, value: object) -> object:
-        """`ASRAMA_AUDIT_KEY=` (empty) means unset, not the current folder."""
+        """`ASRAMA_AUDIT_KEY=` (empty) means unset, not the current folder (so for the other paths)."""
         return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")
     def _local_service_token(self) -> Self:
-        """Without ASRAMA_API_TOKEN, a data service on this machine is called with the token it generated."""
-        if self.api_token is None and self.api_url.host and is_loopback(self.api_url.host):
+        """Without ASRAMA_API_TOKEN, the token in ASRAMA_API_TOKEN_FILE; without either, a data service on this
+        machine is called with the token it generated for the default database."""
+        if self.api_token is None and self.api_token_file is not None:
+            token = read_token(self.api_token_file.expanduser())
+            self.api_token = SecretStr(token) if token else None
+        elif self.api_token is None and self.api_url.host and is_loopback(self.api_url.host):
             token = local_token()
             self.api_token = SecretStr(token) if token else None
         return self

@@ -178,12 +178,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 1 if broken else 0
 
 
-_KINDS = ("anak", "kamar", "jenis_pelanggaran", "pelanggaran", "hafalan", "kesehatan", "pengurus")
-_KIND_HELP = (
-    "anak: students; kamar: rooms; jenis_pelanggaran: the kinds of violation (by kode); pelanggaran, hafalan, "
-    "kesehatan: violations, hafalan deposits, clinic visits (each row a new record); pengurus: the staff (by email)"
-)
-"""What the kinds `_KINDS` (the first of `IMPORT_KINDS`) hold; a later kind is a domain's records."""
+_KIND_HELP = {
+    "anak": "students",
+    "kamar": "rooms",
+    "jenis_pelanggaran": "the kinds of violation (by kode)",
+    "pengurus": "the staff (by email)",
+}
+"""What a kind of `IMPORT_KINDS` holds, where it is not a dated domain's records (each row a new record)."""
 
 
 class _HelpWithColumns(argparse.Action):
@@ -319,9 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     importer = commands.add_parser(
         "import",
-        help="import students (anak) or rooms (kamar) from CSV or XLSX",
-        description="Import students (anak) or rooms (kamar) into the database: every row is checked first, then\n"
-        "all are written or none. A service or demo running on the same database shows them at once.",
+        help="import one kind of records (students, rooms, staff, violations, ...) from CSV or XLSX",
+        description="Import one kind of records (the KIND below) into the database: every row is checked first,\n"
+        "then all are written or none. A service or demo running on the same database shows them at once.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,
     )
@@ -329,8 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument(
         "kind",
         choices=IMPORT_KINDS,
-        help=_KIND_HELP
-        + "".join(f"; {k}: its records (each row a new record)" for k in IMPORT_KINDS if k not in _KINDS),
+        help="; ".join(f"{k}: {_KIND_HELP.get(k, 'its records (each row a new record)')}" for k in IMPORT_KINDS),
     )
     importer.add_argument("file", help="a .csv (comma, semicolon or tab; UTF-8) or .xlsx file with a header row")
     db_flag(importer)

@@ -19,6 +19,7 @@ from mcp_asrama.contract import BY_NAME, DOMAINS
 from mcp_asrama.service import demo_pesantren
 from mcp_asrama.service.crud import anak as crud_anak
 from mcp_asrama.service.crud import common as crud_common
+from mcp_asrama.service.crud import hafalan as crud_hafalan
 from mcp_asrama.service.crud import izin as crud_izin
 from mcp_asrama.service.crud import pelanggaran as crud_pelanggaran
 from mcp_asrama.service.crud import perubahan
@@ -198,6 +199,7 @@ def insert_school(session: Session, school: DemoSchool, chunk: int = 10_000) -> 
     crud_pelanggaran.ensure_default_jenis(session)
     _insert_all(session, Pelanggaran, school.pelanggaran(), chunk)
     _insert_all(session, Hafalan, school.hafalan(), chunk)
+    crud_hafalan.rebuild(session)
     _insert_all(session, KunjunganKlinik, school.kesehatan(), chunk)
     for name, table in example_tables().items():
         _insert_all(session, table, school.examples(name), chunk)

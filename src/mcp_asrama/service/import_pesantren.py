@@ -263,4 +263,6 @@ def write(session: Session, kind: str, rows: list[dict[str, Any]]) -> tuple[int,
     for row in full:
         row.update(id=secrets.token_urlsafe(12), dicatat_oleh=IMPORT_ACTOR, dibuat=now)
     session.execute(insert(table), full)
+    if kind == "hafalan":
+        crud_hafalan.refresh(session, [row["id_anak"] for row in full])
     return len(full), 0

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import and_, case, delete, func, or_, select, tuple_
 from sqlalchemy.orm import Session
 
-from mcp_asrama.service.crud import perubahan
+from mcp_asrama.service.crud import absensi_kumulatif, perubahan
 from mcp_asrama.service.crud.anak import FilterValues, anak_filters
 from mcp_asrama.service.crud.common import upsert
 from mcp_asrama.service.models import Absensi, Anak, RiwayatAbsensi
@@ -204,27 +204,12 @@ def rekap_absensi(
     kamar: FilterValues,
     id_anak: str | None,
 ) -> list[dict[str, Any]]:
-    """Per-student counts per status over [dari, sampai], most absences first."""
-    counts = [func.count().filter(Absensi.status == s).label(s) for s in STATUS_ABSENSI]
-    query = (
-        select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar, *counts)
-        .join(Absensi, Absensi.id_anak == Anak.id)
-        .where(Absensi.tanggal.between(dari, sampai))
-        .where(*anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak))
-        .group_by(Anak.no, Anak.id, Anak.nama, Anak.kelas, Anak.kamar)  # the integer key first: cheaper groups
-    )
-    rows: list[dict[str, Any]] = []
-    for r in session.execute(query).mappings():
-        per_status: dict[str, int] = {s: int(r[s] or 0) for s in STATUS_ABSENSI}
-        rows.append(
-            {
-                "id_anak": r["id"],
-                "nama": r["nama"],
-                "kelas": r["kelas"],
-                "kamar": r["kamar"],
-                **per_status,
-                "tidak_hadir": per_status["izin"] + per_status["sakit"] + per_status["alpa"],
-            }
-        )
-    rows.sort(key=lambda r: (-r["tidak_hadir"], r["nama"], r["id_anak"]))
-    return rows
+    """Per-student counts per status over [dari, sampai] (of the students with a record there), most absences
+    first; read from the running counts (`absensi_kumulatif`), not recounted."""
+    where = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
+    columns = (Anak.id, Anak.nama, Anak.kelas, Anak.kamar)
+    found = absensi_kumulatif.ranges(session, dari, sampai, where, columns)
+    # Sorted as plain tuples (most absent, then nama, id), then named.
+    ordered = sorted((-(n[1] + n[2] + n[3]), r[1], r[0], r[2], r[3], *n) for r, n in found)
+    keys = ("nama", "id_anak", "kelas", "kamar", *STATUS_ABSENSI)
+    return [{**dict(zip(keys, row[1:], strict=True)), "tidak_hadir": -row[0]} for row in ordered]

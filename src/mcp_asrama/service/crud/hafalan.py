@@ -1,16 +1,20 @@
 """Qur'an memorisation deposits (recorded and listed by `service.records`): each student's progress (distinct ayat
-and juz memorised by ziyadah, the last deposit, the recent pace), counted with `mcp_asrama.quran`."""
+and juz memorised by ziyadah, the last deposit, the recent pace), counted with `mcp_asrama.quran` and kept in
+`hafalan_progres` by every write of deposits (`refresh`, `rebuild`), in its transaction."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from itertools import groupby
+from typing import Any, cast
 
-from sqlalchemy import BigInteger, ColumnElement, String, and_, case, cast, func, select
+from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
 from mcp_asrama.service.crud.anak import FilterValues, anak_filters
 from mcp_asrama.service.models import Anak, Hafalan
+from mcp_asrama.service.models.agregat import PACE_FIELD, HafalanProgres, HafalanProgresBasi
 
 PACE_DAYS = 28  # the pace is the ziyadah of the last 28 days (today included), per week
 
@@ -24,7 +28,7 @@ def check_range(surah: int, ayat_mulai: int, ayat_selesai: int) -> str | None:
     return None
 
 
-@dataclass
+@dataclass(slots=True)
 class Progres:
     id_anak: str
     nama: str
@@ -36,65 +40,151 @@ class Progres:
     ayat_per_pekan: float
 
 
-# Each ziyadah range travels from the database as one integer, ((surah * KEY + ayat_mulai) * SPAN + surah * KEY +
-# ayat_selesai) * 2 + (1 if deposited in the last 28 days), each student's joined by commas: the order of the
-# integers is the ranges' order in the mushaf, and `quran.ayat_keys` turns each key into a global ayat index (0 for
-# an ayat the surah does not have).
-KEY, SPAN = quran.AYAT_KEY, quran.AYAT_KEY * (quran.SURAHS + 1)
+Deposit = tuple[str, int, int, int, date]
+"""What a summary reads of a deposit: jenis, surah, ayat_mulai, ayat_selesai, tanggal."""
+DEPOSIT_COLUMNS = (Hafalan.jenis, Hafalan.surah, Hafalan.ayat_mulai, Hafalan.ayat_selesai, Hafalan.tanggal)
+_PROGRES = cast(Table, HafalanProgres.__table__)
+_STALE = cast(Table, HafalanProgresBasi.__table__)
+KEPT = ("ayat", "juz", "setoran_terakhir", "ziyadah_terakhir", "laju")
 
 
-def _packed_ranges(condition: ColumnElement[bool], recent: ColumnElement[bool]) -> ColumnElement[str]:
-    """The student's ranges meeting `condition`, packed and marked when `recent`; NULL when none."""
-    first = cast(Hafalan.surah * KEY + Hafalan.ayat_mulai, BigInteger)  # the product passes 2**31
-    packed = (first * SPAN + Hafalan.surah * KEY + Hafalan.ayat_selesai) * 2 + case((recent, 1), else_=0)
-    return func.aggregate_strings(case((condition, cast(packed, String))), ",")
-
-
-def _merged(numbers: Iterable[int]) -> list[quran.Interval]:
-    """Merged intervals of packed ranges (sorted, mark removed); one that ends beyond its surah is skipped."""
+def _ziyadah(deposits: Iterable[Deposit]) -> list[tuple[date, int, int]]:
+    """The ziyadah ranges counted, as (tanggal, first, last) global ayat indexes: a range outside its surah (or
+    reversed) is skipped."""
     index = quran.ayat_keys()
-    return quran.merge([(index[n // SPAN], last) for n in numbers if (last := index[n % SPAN])])
+    out = []
+    for jenis, surah, mulai, selesai, tanggal in deposits:
+        if jenis != "ziyadah" or not (1 <= surah <= quran.SURAHS and 1 <= mulai <= selesai <= quran.LONGEST_SURAH):
+            continue
+        if last := index[surah * quran.AYAT_KEY + selesai]:
+            out.append((tanggal, index[surah * quran.AYAT_KEY + mulai], last))
+    return out
 
 
-def _progress(packed: str | None) -> tuple[int, float, int]:
-    """Distinct ayat, juz and distinct ayat of the last 28 days of a student's packed ranges."""
-    if not packed:
-        return 0, 0.0, 0
-    numbers = sorted(map(int, packed.split(",")))
-    merged = _merged([n >> 1 for n in numbers])
-    recent = quran.count_ayat(_merged([n >> 1 for n in numbers if n & 1]))
-    return quran.count_ayat(merged), quran.count_juz(merged), recent
+def _distinct_ayat(ranges: Iterable[tuple[date, int, int]]) -> int:
+    return quran.count_ayat(quran.merge((first, last) for _, first, last in ranges))
+
+
+def _pace_digits(ranges: list[tuple[date, int, int]], last: date) -> str:
+    """`HafalanProgres.laju`: for k = 0..27, the distinct ayat of the ranges of the 28 days up to `last` + k."""
+    recent = [r for r in ranges if r[0] > last - timedelta(days=PACE_DAYS)]
+    by_start = {d: _distinct_ayat(r for r in recent if r[0] >= d) for d in {r[0] for r in recent}}
+    values = []
+    for k in range(PACE_DAYS):
+        start = last + timedelta(days=k - PACE_DAYS + 1)
+        values.append(min(((d, n) for d, n in by_start.items() if d >= start), default=(start, 0))[1])
+    return "".join(f"{n:0{PACE_FIELD}d}" for n in values)
+
+
+def summarise(deposits: Sequence[Deposit]) -> dict[str, Any]:
+    """The `hafalan_progres` columns of one student's deposits (at least one)."""
+    ranges = _ziyadah(deposits)
+    merged = quran.merge((first, last) for _, first, last in ranges)
+    last = max((r[0] for r in ranges), default=None)
+    return {
+        "ayat": quran.count_ayat(merged),
+        "juz": float(quran.count_juz(merged)),
+        "setoran_terakhir": max(d[4] for d in deposits),
+        "ziyadah_terakhir": last,
+        "laju": _pace_digits(ranges, last) if last else "",
+    }
+
+
+def summaries(rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, Any]]:
+    """A `hafalan_progres` row per student of (id_anak, *DEPOSIT_COLUMNS) rows ordered by id_anak."""
+    for id_anak, group in groupby(rows, key=lambda r: r[0]):
+        yield {"id_anak": id_anak, **summarise([tuple(r[1:]) for r in group])}
+
+
+def _summarised(session: Session, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The `hafalan_progres` row of each of these students who has deposits, counted from them."""
+    out: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(ids), 500):
+        query = select(Hafalan.id_anak, *DEPOSIT_COLUMNS).where(Hafalan.id_anak.in_(ids[start : start + 500]))
+        out.update((row["id_anak"], row) for row in summaries(session.execute(query.order_by(Hafalan.id_anak))))
+    return out
+
+
+def refresh(session: Session, ids: Iterable[str]) -> None:
+    """Sum up these students' deposits afresh (after a write of some of them), in the caller's transaction."""
+    ordered = sorted(set(ids))
+    for start in range(0, len(ordered), 500):
+        chunk = ordered[start : start + 500]
+        fresh = list(_summarised(session, chunk).values())
+        session.execute(delete(_PROGRES).where(_PROGRES.c.id_anak.in_(chunk)))
+        session.execute(delete(_STALE).where(_STALE.c.id_anak.in_(chunk)))
+        if fresh:
+            session.execute(insert(_PROGRES), fresh)
+
+
+def rebuild(session: Session, batch: int = 5000) -> None:
+    """Sum up every student's deposits afresh (after a bulk fill such as the demo school)."""
+    session.execute(delete(_PROGRES))
+    session.execute(delete(_STALE))
+    query = select(Hafalan.id_anak, *DEPOSIT_COLUMNS).order_by(Hafalan.id_anak)
+    rows: list[dict[str, Any]] = []
+    for row in summaries(session.execute(query.execution_options(yield_per=batch))):
+        rows.append(row)
+        if len(rows) == batch:
+            session.execute(insert(_PROGRES), rows)
+            rows.clear()
+    if rows:
+        session.execute(insert(_PROGRES), rows)
+
+
+def _recent_from_deposits(session: Session, ids: Sequence[str], today: date) -> dict[str, int]:
+    """The distinct ziyadah ayat of the 28 days up to `today`, counted from the deposits (for a `today` before a
+    student's last ziyadah, which the kept pace does not cover)."""
+    window = today - timedelta(days=PACE_DAYS - 1)
+    out: dict[str, int] = {}
+    for start in range(0, len(ids), 500):
+        query = (
+            select(Hafalan.id_anak, *DEPOSIT_COLUMNS)
+            .where(Hafalan.id_anak.in_(ids[start : start + 500]), Hafalan.tanggal.between(window, today))
+            .order_by(Hafalan.id_anak)
+        )
+        for id_anak, group in groupby(session.execute(query), key=lambda r: r[0]):
+            out[id_anak] = _distinct_ayat(_ziyadah([tuple(r[1:]) for r in group]))  # type: ignore[misc]
+    return out
 
 
 def progres(
     session: Session, *, id_anak: str | None, kelas: FilterValues, kamar: FilterValues, today: date
 ) -> list[Progres]:
-    """Every student of the filter with their progress, most ayat first (then by name).
-
-    The database gives each student's ziyadah ranges (marked when of the last 28 days) and last deposit in one row;
-    the ranges are counted as merged intervals (`quran.merge`), not ayat by ayat."""
+    """Every student of the filter with their progress, most ayat first (then by name): read from the kept
+    summaries (`hafalan_progres`); only the pace, which depends on `today`, is picked here from the kept ones."""
     filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
     students = session.execute(
         select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar).where(*filters).order_by(Anak.nama, Anak.id)
     ).all()
-    window = today - timedelta(days=PACE_DAYS - 1)
-    ziyadah = and_(
-        Hafalan.jenis == "ziyadah",
-        Hafalan.surah.between(1, quran.SURAHS),
-        Hafalan.ayat_mulai >= 1,
-        Hafalan.ayat_mulai <= Hafalan.ayat_selesai,
-        Hafalan.ayat_selesai <= quran.LONGEST_SURAH,
-    )
-    ranges = _packed_ranges(ziyadah, Hafalan.tanggal.between(window, today))
-    query = select(Hafalan.id_anak, ranges, func.max(Hafalan.tanggal)).group_by(Hafalan.id_anak)
+    kept = select(_PROGRES.c.id_anak, *(_PROGRES.c[c] for c in KEPT))  # apart, matched here: cheaper than a join
     if filters:
-        query = query.join(Anak, Anak.id == Hafalan.id_anak).where(*filters)
-    deposits = {id_: (packed, last) for id_, packed, last in session.execute(query)}
+        kept = kept.where(_PROGRES.c.id_anak.in_(select(Anak.id).where(*filters)))
+    by_id = {row[0]: row[1:] for row in session.execute(kept).all()}
+    stale = set(session.scalars(select(_STALE.c.id_anak)))  # written by another tool: counted here, not kept
+    counted = _summarised(session, [s[0] for s in students if s[0] in stale]) if stale else {}
+    for id_, row in counted.items():
+        by_id[id_] = tuple(row[c] for c in KEPT)
+    for id_ in stale - counted.keys():
+        by_id.pop(id_, None)
+    early = [id_ for id_, row in by_id.items() if row[3] is not None and row[3] > today]
+    recounted = _recent_from_deposits(session, early, today) if early else {}
     out = []
+    per_week: dict[int, float] = {}  # ayat of the 28 days -> ayat a week, as rounded
     for id_, nama, kelas_, kamar_ in students:
-        packed, last = deposits.get(id_, (None, None))
-        ayat, juz, recent = _progress(packed)
-        per_week = round(recent / (PACE_DAYS / 7), 1)
-        out.append(Progres(id_, nama, kelas_, kamar_, ayat, round(juz, 2), last, per_week))
+        if (kept_row := by_id.get(id_)) is None:
+            out.append(Progres(id_, nama, kelas_, kamar_, 0, 0.0, None, 0.0))
+            continue
+        ayat, juz, last, ziyadah_last, laju = kept_row
+        if ziyadah_last is None:
+            recent = 0
+        elif ziyadah_last > today:
+            recent = recounted.get(id_, 0)
+        else:
+            k = (today - ziyadah_last).days
+            recent = int(laju[k * PACE_FIELD : (k + 1) * PACE_FIELD]) if k < PACE_DAYS else 0
+        if (week := per_week.get(recent)) is None:
+            week = per_week[recent] = round(recent / (PACE_DAYS / 7), 1)
+        out.append(Progres(id_, nama, kelas_, kamar_, ayat, round(juz, 2), last, week))
     out.sort(key=lambda p: -p.ayat)  # stable: students with as many ayat stay by name
     return out

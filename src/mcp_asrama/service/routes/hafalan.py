@@ -58,6 +58,7 @@ def catat_setoran(request: Request, session: SessionDep, body: HafalanIn, actor:
 
     def write(anak: Anak) -> HafalanPublic:
         deposit = records.add(session, "hafalan", Hafalan, anak, actor, **body.model_dump(exclude={"id_anak"}))
+        crud.refresh(session, [anak.id])
         return _public(deposit, anak)
 
     return records.create(request, session, body, actor, key, write)

@@ -14,10 +14,22 @@ from mcp import Client
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import AcceptedElicitation, Elicit, Resolve
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types import CallToolResult, EmptyResult, JSONRPCRequest, JSONRPCResponse, SubscribeRequestParams, TextContent
+from mcp_types import (
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestURLParams,
+    ElicitResult,
+    EmptyResult,
+    InputRequiredResult,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    SubscribeRequestParams,
+    TextContent,
+)
 from pydantic import BaseModel, model_validator
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -170,6 +182,47 @@ async def test_the_boundary_hands_on_the_decoded_state_only_for_a_verified_token
     with pytest.raises(MCPError):  # a forged one never reaches the tool
         await boundary(ctx(requestState=sealed[:-4] + "AAAA"), tool)
     assert len(handed) == 1
+
+
+class Ja(BaseModel):
+    ja: bool
+
+
+async def test_resolvers_run_by_the_body_ask_through_the_sdk_and_leave_the_body_its_own_round() -> None:
+    server = bare()
+
+    async def ditanya(kata: str) -> Elicit[Ja]:
+        return Elicit(f"Setuju {kata}?", Ja)
+
+    resolvers = sdk_seams.Resolvers({"jawaban": (Resolve(ditanya), True)}, {"kata"})
+
+    @server.tool()
+    async def tanya(ctx: Context[Any, Any], kata: str) -> CallToolResult | InputRequiredResult:
+        if ctx.request_state == "milik-tubuh":  # the body's own round: the resolvers are not run
+            answer = (ctx.input_responses or {}).get("tubuh")
+            assert isinstance(answer, ElicitResult)
+            return CallToolResult(content=[TextContent(type="text", text=f"tubuh {answer.action}")])
+        resolved = await resolvers.run({"kata": kata}, ctx)
+        if isinstance(resolved, InputRequiredResult):
+            return resolved
+        jawaban = resolved["jawaban"]
+        if not (isinstance(jawaban, AcceptedElicitation) and jawaban.data.ja):
+            return CallToolResult(content=[TextContent(type="text", text="tidak")])
+        url = ElicitRequestURLParams(message="Buka", url="https://contoh.test/u/1", elicitation_id="u1")
+        return InputRequiredResult(input_requests={"tubuh": ElicitRequest(params=url)}, request_state="milik-tubuh")
+
+    asked: list[str] = []
+
+    async def person(_ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params.url if isinstance(params, ElicitRequestURLParams) else params.message)
+        return ElicitResult(
+            action="accept", content=None if isinstance(params, ElicitRequestURLParams) else {"ja": True}
+        )
+
+    async with Client(server, mode="2026-07-28", cache=None, elicitation_callback=person) as client:
+        result = await client.call_tool("tanya", {"kata": "halo"})
+    assert asked == ["Setuju halo?", "https://contoh.test/u/1"]
+    assert isinstance(result.content[0], TextContent) and result.content[0].text == "tubuh accept"
 
 
 def test_quiet_uvicorn_leaves_the_signals_that_uvicorn_takes_in_capture_signals() -> None:

@@ -6,18 +6,20 @@ changes it. `mcp` is pinned to the minor version checked here (pyproject.toml): 
 again. (The data service's uvicorn protocols, subclassed in `runtime.serving`, are checked by the same tests.)
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.connection import Connection
 from mcp.server.context import ServerMiddleware
 from mcp.server.lowlevel.server import Server
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Resolve, build_resolver_plans, resolve_arguments
 from mcp.server.request_state import RequestStateBoundary
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import ListenHandler
 from mcp.shared.message import SessionMessage
+from mcp_types import InputRequiredResult
 
 if TYPE_CHECKING:
     import uvicorn
@@ -85,6 +87,22 @@ def boundary_verified(params: Any, sealed: str) -> bool:
     refuses a forged, expired or misbound state with -32602 and hands on only the plaintext it decoded from a
     verified one, which is never the sealed token itself."""
     return params is not None and params.get("requestState") != sealed
+
+
+class Resolvers:
+    """A tool's `Resolve` parameters (name -> (marker, whether it takes the whole `ElicitationResult`)), run by the
+    tool's body itself, so that the body may also answer an `InputRequiredResult` of its own on a round where no
+    resolver asks (mcp 2.3.0: `Tool.run` runs `resolve_arguments` over `build_resolver_plans` before the body and
+    refuses a body that returns an `InputRequiredResult` when its signature has `Resolve` parameters; both functions
+    are in `resolve.__all__`, and on a body's own round they never see its `requestState`)."""
+
+    def __init__(self, parameters: Mapping[str, tuple[Resolve, bool]], arguments: set[str]) -> None:
+        self.parameters = dict(parameters)
+        self.plans = build_resolver_plans(self.parameters, arguments)
+
+    async def run(self, arguments: Mapping[str, Any], ctx: Context[Any, Any]) -> dict[str, Any] | InputRequiredResult:
+        """The parameters' values, or the SDK's `InputRequiredResult` while a resolver still asks (2026-07-28)."""
+        return await resolve_arguments(self.parameters, self.plans, arguments, ctx)
 
 
 def quiet_uvicorn(config: "uvicorn.Config") -> "uvicorn.Server":

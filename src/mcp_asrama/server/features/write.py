@@ -4,15 +4,17 @@ A write tool declares one `Penulisan`: `rencana(reader, **arguments)` reads the 
 a ToolError naming the problem), `pertanyaan(plan)` renders it as one deterministic question (None: nothing would
 change, nobody is asked), `tulis(Tulis, plan)` writes it once and returns its result and the changes to audit.
 `SPEC.as_tool(description)` is the tool's function: `rencana`'s arguments as it declares them (their types and
-descriptions are the tool's input schema), two parameters resolved here (`SPEC.rencana`, `SPEC.keputusan`), and
-`SPEC.selesai` as its body.
+descriptions are the tool's input schema); its body runs the two resolvers (`SPEC.rencana`, `SPEC.keputusan`, the
+SDK's `Resolve`) itself (`sdk_seams.Resolvers`), so that it can also answer the page's own `InputRequiredResult`,
+then `SPEC.selesai`.
 
 How the person decides (`ASRAMA_KONFIRMASI`, in order; the first the request's host can do is used):
 - `formulir`: a form inside the call (2026-07-28: an `InputRequiredResult`; handshake era: `elicitation/create`);
 - `tampilan`: the MCP Apps confirm view (`usulan_tools`): the call returns `menunggu` with an usulan, its `kunci`
   only in the result's `_meta`, and the view's button calls `putuskan_usulan`;
 - `halaman`: a page in the person's own browser: opened by a local (stdio) server itself, or (`--auth sekolah`) the
-  remote server's `/usulan/<id>`, linked in the result, which only the signed-in person the usulan is for can use.
+  remote server's `/usulan/<id>`, which only the signed-in person the usulan is for can use: a URL-mode elicitation
+  for a 2026-07-28 host that declares one (`write_url`), else linked in the result.
 A host that can do none gets `-32021`, saying in plain words which apps can confirm and what turns the page on.
 A decision on an usulan builds the plan again from the data as it is then (`putuskan`): a different question writes
 nothing and asks again; the same one is written once, its Idempotency-Key derived from the usulan.
@@ -29,12 +31,14 @@ from mcp.server.mcpserver import Context, ElicitationResult, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import AcceptedElicitation, Elicit
 from mcp.shared.exceptions import MCPError
-from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult
+from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, InputRequiredResult
 from pydantic import Field, create_model
 from pydantic_core import to_jsonable_python
 
 from mcp_asrama.client import AsramaError, Changed
+from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.asrama_server import state_of, tool_result
+from mcp_asrama.server.features import write_url
 from mcp_asrama.server.features.common import Result
 from mcp_asrama.server.guard import audit, writes
 from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
@@ -63,10 +67,6 @@ WHERE = {
     "dan tidak ada yang dicatat)",
     "halaman": "pada halaman yang dibuka di peramban",
 }
-REMOTE_PAGE = (
-    "pada halaman {url} (berikan tautan ini kepada pengguna: ia membukanya di peramban dan masuk dengan akun "
-    "sekolahnya)"
-)
 FULL = "Terlalu banyak usulan yang menunggu keputusan; tidak ada yang dicatat. Coba lagi nanti."
 
 
@@ -105,9 +105,6 @@ class Diusulkan:
     """The decision resolver's answer when the person decides outside the call, on `saluran`."""
 
     saluran: Saluran
-
-
-Keputusan = ElicitationResult[writes.Setuju]  # the form's answer, or an accepted `Diusulkan`
 
 
 class HasilTulis(Result):
@@ -149,6 +146,8 @@ class Penulisan(Generic[P]):
         self._arguments = create_model(f"Argumen_{tool}", **fields)
         self.rencana = Resolve(self._plan_resolver(parameters, hints))
         self.keputusan = Resolve(self._decision_resolver())
+        resolved = {"rencana": (self.rencana, False), "keputusan": (self.keputusan, True)}
+        self.resolvers = sdk_seams.Resolvers(resolved, set(self.names))
 
     def _plan_resolver(self, parameters: list[inspect.Parameter], hints: dict[str, Any]) -> Callable[..., Any]:
         """`rencana` as the SDK's resolver: the Context, then the tool's arguments by name (its own signature)."""
@@ -181,29 +180,19 @@ class Penulisan(Generic[P]):
         resolve.__qualname__ = f"keputusan_{self.tool}"
         return resolve
 
-    def as_tool(self, description: str) -> Callable[..., Awaitable[CallToolResult]]:
+    def as_tool(self, description: str) -> Callable[..., Awaitable[CallToolResult | InputRequiredResult]]:
         """The tool's function, named after the tool: `description` as its docstring, `rencana`'s arguments (keyword
-        only, as `rencana` declares them), the two resolved parameters, and `selesai` as its body."""
+        only, as `rencana` declares them), and `jalankan` as its body."""
         spec = self
 
-        async def tool(ctx: Context, rencana: Any, keputusan: Any, **_arguments: Any) -> CallToolResult:
-            return await spec.selesai(ctx, rencana, keputusan)
+        async def tool(ctx: Context, **arguments: Any) -> CallToolResult | InputRequiredResult:
+            return await spec.jalankan(ctx, arguments)
 
-        resolved = {
-            "rencana": Annotated[Direncanakan[Any], self.rencana],
-            "keputusan": Annotated[Keputusan, self.keputusan],
-        }
         context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
         own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in self._parameters]
-        more = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a) for n, a in resolved.items()]
-        returns = Annotated[CallToolResult, self.hasil]
-        tool.__signature__ = inspect.Signature([context, *own, *more], return_annotation=returns)  # type: ignore[attr-defined]
-        tool.__annotations__ = {
-            "ctx": Context,
-            **{p.name: self._hints[p.name] for p in own},
-            **resolved,
-            "return": returns,
-        }
+        returns = Annotated[CallToolResult, self.hasil] | InputRequiredResult
+        tool.__signature__ = inspect.Signature([context, *own], return_annotation=returns)  # type: ignore[attr-defined]
+        tool.__annotations__ = {"ctx": Context, **{p.name: self._hints[p.name] for p in own}, "return": returns}
         tool.__name__ = tool.__qualname__ = self.tool
         tool.__doc__ = description
         return tool
@@ -213,9 +202,20 @@ class Penulisan(Generic[P]):
         typed = self._arguments.model_validate(stored)
         return {name: getattr(typed, name) for name in self.names}
 
+    async def jalankan(self, ctx: Context, arguments: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+        """A round of the call: the page's retry (how its usulan stands), the SDK's question while a resolver asks,
+        else `selesai`."""
+        waiting = write_url.resumed(ctx)
+        if waiting is not None:
+            return await write_url.report(ctx, self, waiting)
+        resolved = await self.resolvers.run(arguments, ctx)
+        if isinstance(resolved, InputRequiredResult):
+            return resolved
+        return await self.selesai(ctx, resolved["rencana"], resolved["keputusan"])
+
     async def selesai(
         self, ctx: Context, rencana: Direncanakan[P], keputusan: ElicitationResult[Any]
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         """The tool's body: nothing to change, an usulan to wait for, or the form's answer (written if accepted)."""
         question = self.question_of(rencana.plan)
         if question is None:
@@ -308,8 +308,9 @@ def channel(ctx: Context) -> Saluran:
 
 async def propose(
     ctx: Context, spec: Penulisan[Any], rencana: Direncanakan[Any], question: Pertanyaan, saluran: Saluran
-) -> CallToolResult:
-    """Store an usulan for the person to decide on the view or the page; the result says to wait."""
+) -> CallToolResult | InputRequiredResult:
+    """Store an usulan for the person to decide on the view or the page; the result says to wait (or, for a host that
+    can open a URL, the remote page's URL elicitation)."""
     book = konfirmasi_of(ctx)
     usulan, secret = baru(
         subject=writes.actor(ctx),
@@ -327,7 +328,10 @@ async def propose(
     audit.note_write("proposed", saluran=saluran)
     where = WHERE[saluran]
     if saluran == "halaman" and book.alamat:
-        where = REMOTE_PAGE.format(url=f"{book.alamat}/usulan/{usulan.id}")
+        url = write_url.page_of(book, usulan.id)
+        if write_url.asks_url(ctx):
+            return write_url.ask(spec.tool, url, usulan.id)
+        where = write_url.REMOTE_PAGE.format(url=url)
     elif saluran == "halaman":
         await book.halaman.buka(usulan.id, secret)
     waiting = WAIT.format(where=where)

@@ -84,6 +84,7 @@ class Run:
         """`line` as it runs here."""
         line = PORT.sub(lambda m: f"{m[1]}{self.port(int(m[2]))}", line)
         line = line.replace(SHOWN_DATA, str(self.data)).replace(".venv/bin/", f"{ROOT}/.venv/bin/")
+        line = line.replace("bash scripts/", f"bash {ROOT}/scripts/")
         for real, shown_value in self.hidden.items():
             line = line.replace(shown_value, real)
         return line

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scripts.captures.run import Run
+from scripts.captures.run import Background, Run
 
 LISTS = ("tools/list", "resources/list", "prompts/list")
 SERVE = ".venv/bin/mcp-asrama serve"
@@ -110,7 +110,39 @@ def deploying_jwt(run: Run) -> dict[str, str]:
         "curl -s http://127.0.0.1:8001/healthz; curl -s http://127.0.0.1:8001/readyz",
     ]
     started = "\n\n".join(_startup(process.printed()) for process in (service, idp, server))
-    return {"deploying-jwt-start": started, "deploying-jwt-refused": "\n".join(_curl(run, line) for line in curls)}
+    refused = "\n".join(_curl(run, line) for line in curls)
+    return {"deploying-jwt-start": started, "deploying-jwt-refused": refused, "deploying-jwt-token": _token(run, idp)}
+
+
+def _token(run: Run, idp: Background) -> str:
+    """The musyrif's token at work: the Inspector's CLI with it, then what the server refuses whatever the token."""
+    idp.log.seek(0)
+    token = re.search(r"token: +(\S+)", idp.log.read())
+    assert token is not None, "the stand-in IdP printed no token"
+    run.env["TOKEN"] = token.group(1)
+    (run.folder / "2MB.json").write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "x": "a" * 2**21}))
+    inspector = (
+        'bash scripts/inspector.sh run --cli http://127.0.0.1:8001/mcp --transport http --header "Authorization: Bearer'
+        ' $TOKEN" \\\n    --method tools/call --tool-name'
+    )
+    post = 'curl -s {} http://127.0.0.1:8001/mcp -H "Authorization: Bearer $TOKEN" \\\n    '
+    lines = [
+        run.shown(f"$ TOKEN={token.group(1)}"),
+        run.sh(f"{inspector} cari_anak --tool-arg kelas=7A"),
+        run.sh(f"{inspector} daftar_kamar"),
+        run.sh(
+            post.format("-o /dev/null -w '%{http_code}\\n'")
+            + "-H 'Origin: https://evil.example' -H 'Content-Type: application/json' \\\n"
+            + "    -H 'Accept: application/json, text/event-stream' "
+            + """-d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'"""
+        ),
+        run.sh(
+            post.format("-w ' %{http_code}\\n'")
+            + "-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "
+            + "--data-binary @2MB.json"
+        ),
+    ]
+    return "\n".join(lines)
 
 
 def _startup(printed: str) -> str:

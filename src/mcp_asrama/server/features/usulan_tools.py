@@ -112,7 +112,7 @@ async def putuskan(
         await book.store.lepas(id_usulan)  # the data no longer allows it (or the service failed): decide again
         raise
     question = spec.question_of(plan)
-    if question is None or digest(question.teks) != usulan.sidik:
+    if question is None or digest(question.teks) != usulan.fingerprint:
         fresh, secret = await _again(book, usulan, question) if question is not None else (None, None)
         await book.store.putus(id_usulan, Putusan("berubah", saluran, pengganti=fresh.id if fresh else None))
         audit.note_write("changed", saluran=saluran)

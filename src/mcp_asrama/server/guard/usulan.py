@@ -63,7 +63,7 @@ class Usulan:
     tool: str
     arguments: dict[str, Any]
     pertanyaan: str  # the question the person is shown (names children: sealed in Redis)
-    sidik: str  # its sha256
+    fingerprint: str  # its sha256
     saluran: Saluran
     kunci: str | None  # digest of the view's key
     halaman: str | None  # digest of the page's secret
@@ -85,7 +85,7 @@ def baru(
         tool=tool,
         arguments=arguments,
         pertanyaan=pertanyaan,
-        sidik=digest(pertanyaan),
+        fingerprint=digest(pertanyaan),
         saluran=saluran,
         kunci=digest(secret) if saluran == "tampilan" else None,
         halaman=digest(secret) if saluran == "halaman" else None,
@@ -205,6 +205,8 @@ class SharedUsulan:
 
     async def ambil(self, id_usulan: str) -> Usulan | None:
         found = self._unseal(await self._redis.get(_PREFIX + id_usulan))
+        if found is not None and "sidik" in found:  # stored before the field was named in English (issue 21)
+            found["fingerprint"] = found.pop("sidik")
         return Usulan(**found) if found is not None else None
 
     async def klaim(self, id_usulan: str) -> bool:

@@ -109,7 +109,19 @@ def render(name: str, api_url: str | None, include_token: bool, writes: bool = F
     if include_token and in_clear(parts.scheme, parts.hostname or ""):
         raise RemoteConfigError(f"--with-token {url}: plain http would send the token in clear; use https")
     token = os.environ.get("ASRAMA_API_TOKEN") if include_token else None
+    if not is_loopback(parts.hostname or ""):
+        print(service_token_warning(parts.hostname or url), file=sys.stderr)
     return json.dumps(claude_config(name, url, token, writes), indent=2, ensure_ascii=False)
+
+
+def service_token_warning(host: str) -> str:
+    """The one line said when the block points at a data service on another machine: the service token reads every
+    child's record, so the PC holding the block holds the whole school."""
+    return (
+        f"claude-config: warning: the service token lets this PC read every child's record (NIK, phone, address) "
+        f"from {host}; for a staff member's PC use the remote connector instead (claude-config --remote "
+        "https://<server>/mcp, docs/staff-devices.md)"
+    )
 
 
 def render_remote(name: str, url: str, token_env: str | None) -> str:

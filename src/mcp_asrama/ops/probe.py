@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -29,7 +30,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types import ElicitRequestParams, ElicitResult, Implementation
+from mcp_types import CONNECTION_CLOSED, ElicitRequestParams, ElicitResult, Implementation
 
 from mcp_asrama import __version__
 from mcp_asrama.runtime.invocation import resolve
@@ -173,7 +174,8 @@ async def run_probe(
         print(f"probe: cannot start {command[0]}: no such program (give its path)", file=sys.stderr)
         return 1
     params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
-    errlog = sys.stderr if server_log else open(os.devnull, "w")  # noqa: SIM115 - closed below
+    # the server's stderr is kept (not shown) so that its own reason can be said if it stops
+    errlog = sys.stderr if server_log else tempfile.TemporaryFile("w+", errors="replace")  # noqa: SIM115 - closed below
     try:
         async with Client(
             recording_stdio(params, show, errlog),
@@ -188,12 +190,32 @@ async def run_probe(
                 await _guarded(client.call_tool(name, arguments), out)
     except (OSError, MCPError, anyio.BrokenResourceError, anyio.EndOfStream, ExceptionGroup) as exc:
         cause = _first_leaf(exc)
-        print(f"probe: session failed: {type(cause).__name__}: {cause}", file=sys.stderr)
+        reason = None if errlog is sys.stderr else last_line(errlog)
+        if reason is not None and _closed(cause):
+            print(f"probe: the server stopped: {reason}", file=sys.stderr)
+        else:
+            print(f"probe: session failed: {type(cause).__name__}: {cause}", file=sys.stderr)
         return 1
     finally:
         if errlog is not sys.stderr:
             errlog.close()
     return 0
+
+
+def last_line(log: TextIO, tail: int = 4096) -> str | None:
+    """The last non-blank line the server wrote to `log` (its own reason when it stops at start), or None."""
+    log.flush()
+    size = log.seek(0, os.SEEK_END)
+    log.seek(max(0, size - tail))
+    lines = [line.strip() for line in log.read().splitlines() if line.strip()]
+    return lines[-1][:500] if lines else None
+
+
+def _closed(cause: BaseException) -> bool:
+    """Whether the session failed because the server's end of the pipe closed (it exited)."""
+    if isinstance(cause, MCPError):
+        return cause.error.code == CONNECTION_CLOSED
+    return isinstance(cause, (anyio.BrokenResourceError, anyio.EndOfStream, BrokenPipeError))
 
 
 def _first_leaf(exc: BaseException) -> BaseException:

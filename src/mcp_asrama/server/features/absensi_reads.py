@@ -41,15 +41,21 @@ class Hari:
 
 
 async def absensi(
-    reader: ScopedReader, tanggal: date, kelas: str | None, kamar: str | None, daftar: str | None = None
+    reader: ScopedReader,
+    tanggal: date,
+    kelas: str | None,
+    kamar: str | None,
+    daftar: str | None = None,
+    *,
+    setiap_anak: bool = False,
 ) -> Hari:
     """One day's visible rows matching kelas/kamar, each student once: the records, and every visible student
     of the filter without one as `belum_dicatat` — from our service in the same request (`semua_anak`), else
     listed through `/anak`. When a service cannot list them, only the records (`lengkap` false). When one request
     covers the scope, our service counts the day itself (`ringkas`): then only the listed students come
     (`dihitung`); a group of 1 to `SMALL_GROUP` - 1 (whose every student an aggregate discloses) is asked again
-    whole."""
-    ringkas = LISTED if len(reader.units(kelas, kamar)) == 1 else None
+    whole. `setiap_anak`: every student's row, never counted at the service (a roll call writes them all)."""
+    ringkas = LISTED if len(reader.units(kelas, kamar)) == 1 and not setiap_anak else None
 
     async def day(unit_kelas: Values, unit_kamar: Values) -> tuple[list[CatatanAbsensi], bool, AbsensiHarian | None]:
         found = await reader.client.absensi(

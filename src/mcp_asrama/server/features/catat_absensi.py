@@ -137,7 +137,7 @@ async def rencana(
         raise ToolError(NO_ACCESS)
     others: list[CatatanAbsensi] = []
     if yang_lain is not None:
-        hari = await absensi_reads.absensi(reader, tanggal, kelas, kamar)
+        hari = await absensi_reads.absensi(reader, tanggal, kelas, kamar, setiap_anak=True)
         if not hari.lengkap:
             raise ToolError(UNSUPPORTED)
         others = hari.rows

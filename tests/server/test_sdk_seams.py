@@ -1,9 +1,13 @@
-"""One test per seam of `sdk_seams` (and per uvicorn internal `serving` subclasses): each fails when the SDK or
-uvicorn changes what the seam relies on, so that moving the pin in pyproject.toml shows what to check again."""
+"""One test per seam of `sdk_seams` (and per uvicorn internal `limited_protocol` relies on): each fails when the SDK
+or uvicorn changes what the seam relies on, so that moving the pin in pyproject.toml shows what to check again."""
 
 import asyncio
 import inspect
 import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
@@ -35,7 +39,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from mcp_asrama.server import sdk_seams
+from mcp_asrama import sdk_seams
 
 pytestmark = pytest.mark.anyio
 
@@ -236,7 +240,7 @@ def test_quiet_uvicorn_leaves_the_signals_that_uvicorn_takes_in_capture_signals(
     assert signal.getsignal(signal.SIGINT) is before
 
 
-# --- uvicorn internals `mcp_asrama.runtime.serving` subclasses (see its docstring) ------------------------------------
+# --- uvicorn internals `sdk_seams.limited_protocol` relies on (see its docstring) -----------------------------------
 
 
 @pytest.mark.parametrize("protocol", [H11Protocol, HttpToolsProtocol])
@@ -248,7 +252,7 @@ def test_uvicorn_protocols_have_the_callbacks_serving_overrides(protocol: type) 
             assert callable(getattr(protocol, name, None)), name
 
 
-def test_uvicorn_protocols_keep_config_loop_conn_and_the_servers_connections() -> None:
+def test_uvicorn_protocols_keep_their_loop_conn_and_the_servers_connections() -> None:
     config = uvicorn.Config(app=lambda *_: None, log_config=None)
     state = ServerState()
     loop = asyncio.new_event_loop()
@@ -258,8 +262,101 @@ def test_uvicorn_protocols_keep_config_loop_conn_and_the_servers_connections() -
     finally:
         loop.close()
     for protocol in (h11_protocol, tools_protocol):
-        assert protocol.config is config
         assert protocol.loop is loop
         assert protocol.connections is state.connections
     assert isinstance(h11_protocol.conn, h11.Connection)
     assert h11_protocol.conn.their_state is h11.IDLE
+
+
+class Seen:
+    """A watcher of every connection of a limited protocol, recording what it is told."""
+
+    def __init__(self) -> None:
+        self.opened: list[int] = []
+        self.told: list[tuple[str, bool]] = []
+        self.stopped = 0
+
+    def watcher(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, open_connections: int) -> "Seen":
+        assert loop is asyncio.get_running_loop() and not transport.is_closing()
+        self.opened.append(open_connections)
+        return self
+
+    def reading(self, state: str, headers_begun: bool = True) -> None:
+        self.told.append((state, headers_begun))
+
+    def stop(self) -> None:
+        self.stopped += 1
+
+
+async def until(done: Any) -> None:
+    with anyio.fail_after(5):
+        while not done():
+            await anyio.sleep(0.01)
+
+
+async def echo_ok(scope: Any, receive: Any, send: Any) -> None:
+    while (await receive()).get("more_body"):
+        pass
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+@asynccontextmanager
+async def served(protocol: type[asyncio.Protocol]) -> AsyncIterator[int]:
+    """A uvicorn server on `protocol` in this loop, stopped (not cancelled) even when a test fails; yields its port."""
+    config = uvicorn.Config(
+        echo_ok, host="127.0.0.1", port=0, http=protocol, lifespan="off", log_config=None, timeout_graceful_shutdown=5
+    )
+    server = sdk_seams.quiet_uvicorn(config)
+
+    async def serve() -> None:
+        with anyio.CancelScope(shield=True):
+            await server.serve()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(serve)
+        try:
+            await until(lambda: server.started)
+            yield server.servers[0].sockets[0].getsockname()[1]
+        finally:
+            server.should_exit = True
+
+
+@pytest.mark.parametrize("parser", ["h11", "httptools"])
+async def test_limited_protocol_tells_the_watcher_what_each_client_sends(parser: str) -> None:
+    seen = Seen()
+    protocol = sdk_seams.limited_protocol(parser, seen.watcher)
+    assert issubclass(protocol, H11Protocol if parser == "h11" else HttpToolsProtocol)
+    async with served(protocol) as port:
+        async with await anyio.connect_tcp("127.0.0.1", port) as client:
+            await until(lambda: seen.told)
+            assert seen.opened == [1] and seen.told == [(sdk_seams.HEADERS, True)]
+            steps = [
+                (b"POST / HTTP/1.1\r\nhost: x\r\n", sdk_seams.HEADERS),
+                (b"content-length: 4\r\n\r\n", sdk_seams.BODY),
+                (b"ab", sdk_seams.BODY),
+                (b"cd", sdk_seams.DONE),
+            ]
+            for data, state in steps:
+                told = len(seen.told)
+                await client.send(data)
+                await until(lambda told=told: len(seen.told) > told)
+                assert seen.told[told] == (state, True), data
+            with anyio.fail_after(5):
+                assert (await client.receive()).endswith(b"ok")
+            await until(lambda: seen.told[-1][1] is False)
+            assert seen.told[-1] == (sdk_seams.HEADERS, False)  # the response's end: the next request may begin
+            async with await anyio.connect_tcp("127.0.0.1", port):
+                await until(lambda: len(seen.opened) == 2)
+                assert seen.opened == [1, 2]
+        await until(lambda: seen.stopped == 2)
+
+
+def test_the_seams_load_neither_sdk_and_the_data_service_never_loads_mcp() -> None:
+    script = (
+        "import sys, mcp_asrama.sdk_seams; print('mcp' in sys.modules, 'uvicorn' in sys.modules); "
+        "import mcp_asrama.runtime.starters, mcp_asrama.runtime.serving, mcp_asrama.service.app; "
+        "print('mcp' in sys.modules, 'uvicorn' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["False", "False", "False", "True"]

@@ -3,22 +3,17 @@
 seconds to the end of its body; a server holds at most `max_connections` connections, answering those beyond with
 a quick 503; failed `accept()` calls are counted into one line per interval, not each logged with a traceback.
 
-uvicorn (0.55.0; tests/server/test_sdk_seams.py checks the internals named below) has no hook for this: it has no
-header or body timeout (`timeout_keep_alive` only covers the idle time after a response, and the next request's
-first byte cancels it), and `limit_concurrency` answers 503 only once a request's headers are complete, so
-connections that never complete them are never refused. This module
-therefore subclasses uvicorn's HTTP protocols (h11 or httptools, as `ASRAMA_HTTP` says: see stack.py) and relies
-on these internals of `uvicorn.protocols.http.h11_impl.H11Protocol` and `.httptools_impl.HttpToolsProtocol`: the
-asyncio callbacks `connection_made`, `data_received` and `connection_lost`; `on_response_complete` (called at the
-end of each response, where the next request begins); h11's `self.conn` (the `h11.Connection`: `their_state` is
-IDLE while the client sends headers, SEND_BODY while it sends a body), httptools' parser callbacks
-`on_message_begin`, `on_headers_complete` and `on_message_complete`; `self.config`, `self.transport`,
-`self.loop`; and `self.connections` (the server's set of open connections, `ServerState.connections`, to which
-`connection_made` adds). Once the transport is closed, uvicorn ends the request's `receive()` with
-`http.disconnect`, so an app waiting for the body (the body-size limit's and the rate limiter's own reads
-included) stops waiting. uvicorn's own limits stay at their defaults: 5 s keep-alive, at most 16 KiB of headers
-(h11; httptools' own limit is 80 KiB).
+uvicorn has no hook for this (`timeout_keep_alive` only covers the idle time after a response, and the next
+request's first byte cancels it; `limit_concurrency` answers 503 only once a request's headers are complete, so
+connections that never complete them are never refused): its HTTP protocol for the chosen parser (h11 or httptools,
+as `ASRAMA_HTTP` says: see stack.py) is subclassed in `sdk_seams.limited_protocol`, which tells `Deadlines` what
+each client is sending. Once the transport is closed, uvicorn ends the request's `receive()` with `http.disconnect`,
+so an app waiting for the body (the body-size limit's and the rate limiter's own reads included) stops waiting.
+uvicorn's own limits stay at their defaults: 5 s keep-alive, at most 16 KiB of headers (h11; httptools' own limit
+is 80 KiB).
 """
+
+from __future__ import annotations
 
 import asyncio
 import contextlib
@@ -32,11 +27,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import anyio
-import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from mcp_asrama import sdk_seams
 from mcp_asrama.config import ConnectionLimits
 from mcp_asrama.runtime.logs import AccessLog
 from mcp_asrama.runtime.stack import Stack
@@ -50,7 +43,6 @@ LOG_INTERVAL = 10.0  # seconds: at most one line per interval about each kind of
 # after the listening socket was closed (at shutdown) fail with the second message.
 ACCEPT_FAILED = "socket.accept() out of system resource"
 RETRY_FAILED = "Exception in callback BaseSelectorEventLoop._start_serving("
-HEADERS, BODY, DONE = "headers", "body", "done"  # what a client is sending (Deadlines._reading)
 BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 19\r\n"
     b"retry-after: 1\r\nconnection: close\r\n\r\nService Unavailable"
@@ -92,70 +84,50 @@ class LimitedConfig(uvicorn.Config):
     def __init__(self, app: Any, host: str, port: int, limits: ConnectionLimits, parser: str = "h11") -> None:
         # uvicorn's access line holds the raw path (a child's name in /anak/{id_anak}): AccessLog logs instead.
         # Neither app speaks WebSocket: an upgraded connection would leave the deadlines behind.
-        protocol = LimitedHttpToolsProtocol if parser == "httptools" else LimitedH11Protocol
+        protocol = sdk_seams.limited_protocol(parser, self.watch)
         super().__init__(app, host=host, port=port, http=protocol, ws="none", log_config=None, access_log=False)
         self.limits = limits
         self.refused = Tally("refused connections beyond max_connections (503)", max=limits.max_connections)
         self.slow_headers = Tally("closed connections whose headers came too slowly", timeout=limits.header_timeout)
         self.slow_bodies = Tally("closed connections whose body came too slowly", timeout=limits.body_timeout)
 
-
-class Deadlines(asyncio.Protocol):
-    """A deadline on the headers and on the body, and a cap on open connections, over a uvicorn HTTP protocol
-    (put first among the bases); `_reading` says what the client is sending, in the parser's terms."""
-
-    # Set by uvicorn's protocol.
-    config: uvicorn.Config
-    transport: asyncio.Transport
-    loop: asyncio.AbstractEventLoop
-    connections: set[Any]
-
-    def _reading(self) -> str:
-        """HEADERS while the client may send (or sends) a request's head, BODY while it sends its body, else DONE."""
-        raise NotImplementedError
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        assert isinstance(self.config, LimitedConfig), "a limited protocol needs a LimitedConfig"
-        self.limited = self.config
-        self._phase: str | None = None  # HEADERS, BODY or None (nothing timed)
-        self._deadline: asyncio.TimerHandle | None = None
-        super().connection_made(transport)
-        if len(self.connections) > self.limited.limits.max_connections:
-            self.limited.refused.note(self.loop)
+    def watch(
+        self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, open_connections: int
+    ) -> Deadlines | None:
+        """The deadlines of a new connection, or None when it is one too many (answered with a quick 503)."""
+        if open_connections > self.limits.max_connections:
+            self.refused.note(loop)
             transport.write(BUSY)
             transport.close()
-            return
-        self._time_phase()
+            return None
+        return Deadlines(self, transport, loop)
 
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        self._time_phase()
 
-    def on_response_complete(self) -> None:
-        super().on_response_complete()  # type: ignore[misc]  # uvicorn's protocols have it, asyncio's has not
-        # Until the next request's first byte, uvicorn's keep-alive timer closes an idle connection.
-        self._time_phase(headers_begun=False)
+class Deadlines:
+    """A deadline on one connection's headers and on its body (an `sdk_seams.Watch`)."""
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._stop_clock()
-        super().connection_lost(exc)
+    def __init__(self, limited: LimitedConfig, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.limited = limited
+        self.transport = transport
+        self.loop = loop
+        self._phase: str | None = None  # HEADERS, BODY or None (nothing timed)
+        self._deadline: asyncio.TimerHandle | None = None
 
-    def _time_phase(self, headers_begun: bool = True) -> None:
+    def reading(self, state: str, headers_begun: bool = True) -> None:
         """Start the clock when the client begins its headers or its body; stop it when it has sent them."""
-        state = self._reading()
-        timed = (HEADERS, BODY) if headers_begun else (BODY,)
+        timed = (sdk_seams.HEADERS, sdk_seams.BODY) if headers_begun else (sdk_seams.BODY,)
         phase = state if state in timed and not self.transport.is_closing() else None
         if phase == self._phase:
             return
-        self._stop_clock()
+        self.stop()
         self._phase = phase
         limits = self.limited.limits
-        if phase == HEADERS:
+        if phase == sdk_seams.HEADERS:
             self._deadline = self.loop.call_later(limits.header_timeout, self._cut, self.limited.slow_headers)
-        elif phase == BODY:
+        elif phase == sdk_seams.BODY:
             self._deadline = self.loop.call_later(limits.body_timeout, self._cut, self.limited.slow_bodies)
 
-    def _stop_clock(self) -> None:
+    def stop(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
@@ -164,41 +136,6 @@ class Deadlines(asyncio.Protocol):
         self._deadline = None
         tally.note(self.loop)
         self.transport.abort()
-
-
-class LimitedH11Protocol(Deadlines, H11Protocol):
-    """uvicorn's h11 protocol under our limits: `conn.their_state` is IDLE while the client sends its headers,
-    SEND_BODY while it sends a body."""
-
-    def _reading(self) -> str:
-        state = self.conn.their_state
-        return HEADERS if state is h11.IDLE else BODY if state is h11.SEND_BODY else DONE
-
-
-class LimitedHttpToolsProtocol(Deadlines, HttpToolsProtocol):
-    """uvicorn's httptools protocol under our limits: the parser's callbacks say where the client is."""
-
-    _client = HEADERS
-
-    def _reading(self) -> str:
-        return self._client
-
-    def on_message_begin(self) -> None:
-        self._client = HEADERS
-        super().on_message_begin()
-
-    def on_headers_complete(self) -> None:
-        self._client = BODY
-        super().on_headers_complete()
-
-    def on_message_complete(self) -> None:
-        self._client = DONE
-        super().on_message_complete()
-
-    def on_response_complete(self) -> None:
-        if self._client == DONE:  # no next request begun: wait for its head (timed from its first byte)
-            self._client = HEADERS
-        super().on_response_complete()
 
 
 def tally_accept_failures(loop: asyncio.AbstractEventLoop) -> None:

@@ -40,9 +40,9 @@ from mcp_types import (
 from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp
 
+from mcp_asrama import sdk_seams
 from mcp_asrama.client import AsramaClient, AsramaError
 from mcp_asrama.privacy import json_of
-from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.errors import INTERNAL_ERROR, arguments_message, service_message
 from mcp_asrama.server.guard.access import SEMUA, Akses, Principal, current_principal
 from mcp_asrama.server.guard.ratelimit import RateLimiter

@@ -40,9 +40,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from mcp_asrama import sdk_seams
 from mcp_asrama.client import AsramaError
 from mcp_asrama.runtime.http_guard import HostOriginGate, HttpPolicy
-from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.confirm_page_html import CSP, DOCUMENT
 from mcp_asrama.server.errors import INTERNAL_ERROR, service_message
 from mcp_asrama.server.features.usulan_tools import NOT_FOUND, PESAN, WRONG_KEY, putuskan

@@ -56,9 +56,9 @@ from mcp_types import (
 )
 from pydantic import BaseModel, ValidationError
 
+from mcp_asrama import sdk_seams
 from mcp_asrama.client import AsramaClient, AsramaError, NotFound, feed
 from mcp_asrama.client.feed import Perubahan
-from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.asrama_server import AsramaServer, state_of
 from mcp_asrama.server.guard import ratelimit
 from mcp_asrama.server.guard.access import Akses

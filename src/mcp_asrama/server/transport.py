@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_asrama import sdk_seams
 from mcp_asrama.client import make_http_client
-from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.asrama_server import AsramaServer
 from mcp_asrama.server.guard.chain import HEALTH_PATHS
 from mcp_asrama.server.response_mode import ResponseMode

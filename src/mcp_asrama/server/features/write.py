@@ -35,8 +35,8 @@ from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, InputR
 from pydantic import Field, create_model
 from pydantic_core import to_jsonable_python
 
+from mcp_asrama import sdk_seams
 from mcp_asrama.client import AsramaError, Changed
-from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.asrama_server import state_of, tool_result
 from mcp_asrama.server.features import write_url
 from mcp_asrama.server.features.common import Result

@@ -17,9 +17,9 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 from starlette.types import ASGIApp
 
+from mcp_asrama import sdk_seams
 from mcp_asrama.config import is_loopback, origin_of
 from mcp_asrama.runtime.http_guard import LOOPBACK_ORIGINS, HostOriginGate, HttpPolicy
-from mcp_asrama.server import sdk_seams
 from mcp_asrama.server.asrama_server import AsramaServer, Needs
 from mcp_asrama.server.guard import audit, auth, confirm, ratelimit, writes
 from mcp_asrama.server.guard.access import Akses, current_principal

@@ -36,7 +36,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
-from mcp_asrama.server import sdk_seams
+from mcp_asrama import sdk_seams
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.limits_storage import MEMORY, LimitsStorage
 

@@ -55,6 +55,57 @@ def hosts_probe(run: Run) -> dict[str, str]:
     return {"hosts-probe": probe_lines(printed)}
 
 
+ROLL_CALL = {
+    "tanggal": "2026-12-01",
+    "kamar": "Khadijah 5",
+    "yang_lain": "hadir",
+    "entri": [{"id_anak": "A078", "status": "izin", "keterangan": "Pulang, acara keluarga"}],
+}
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "terminal", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+}
+
+
+def _text_cut(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer whose text repeats its structuredContent, that text cut after its first member."""
+    result = answer.get("result", {})
+    if "structuredContent" in result:
+        for part in result["content"]:
+            part["text"] = part["text"].split(",")[0] + ",…}"
+    return answer
+
+
+def writes_roll_call(run: Run) -> dict[str, str]:
+    line = f"ASRAMA_WRITES=on ASRAMA_AUDIT_LOG=audit.jsonl ASRAMA_API_URL=http://127.0.0.1:8000 {SERVE} 2>server.log"
+    server = run.stdio(line)
+    typed: list[str] = [f"$ {line}"]
+    params: dict[str, Any] = {"name": "catat_absensi", "arguments": ROLL_CALL, "_meta": META}
+    first = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    asked = server.ask(first)
+    typed += [f">>> {_compact(first)}", f"<<< {_compact(asked)}"]
+    if "inputRequests" not in asked.get("result", {}):
+        raise RuntimeError(f"the roll call asked no question: {_compact(asked)[:600]}")
+    questions = asked["result"]["inputRequests"]
+    answers = {key: {"action": "accept", "content": {"setuju": True}} for key in questions}
+    state = asked["result"]["requestState"]
+    again = {"name": "catat_absensi", "arguments": ROLL_CALL, "inputResponses": answers, "requestState": state}
+    retry = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {**again, "_meta": META}}
+    written = server.ask(retry)
+    typed += [_short_meta(f">>> {_compact(retry)}"), f"<<< {_compact(_text_cut(written))}"]
+    server.process.stdin.close()  # type: ignore[union-attr]
+    server.process.wait(timeout=10)
+    typed.append(run.sh(".venv/bin/mcp-asrama audit who-changed A078 audit.jsonl"))
+    typed.append(
+        run.sh(
+            'curl -s -H "Authorization: Bearer $(cat ~/.local/share/mcp-asrama/service-token)"'
+            " http://127.0.0.1:8000/absensi/2026-12-01/A078/riwayat"
+        )
+    )
+    return {"writes-roll-call": run.shown("\n".join(typed))}
+
+
 def deploying_audit(run: Run) -> dict[str, str]:
     key = run.folder / "keys" / "audit.key"
     key.parent.mkdir(mode=0o700)
@@ -178,6 +229,7 @@ def first_day_claude_config(run: Run) -> dict[str, str]:
 # Each makes the captures it names from a run of its own; those in OWN_SERVICE start their data service themselves.
 CAPTURES: list[Callable[[Run], dict[str, str]]] = [
     hosts_probe,
+    writes_roll_call,
     deploying_jwt,
     deploying_audit,
     first_day_claude_config,

@@ -1,7 +1,7 @@
 """Every reach into a private part of the MCP SDK or of uvicorn, each behind one small function.
 
 The SDK offers no public hook for these; each function says what it relies on and the version it was checked on
-(mcp 2.3.0, uvicorn 0.55.0), and `tests/server/test_sdk_seams.py` has a test per seam that fails when the SDK
+(mcp 2.3.0, uvicorn 0.55.0), and `tests/test_sdk_seams.py` has a test per seam that fails when the SDK
 changes it. `mcp` is pinned to the minor version checked here (pyproject.toml): moving on means checking each seam
 again. Importing this module loads neither: a stdio server never loads uvicorn, the data service never loads `mcp`
 (each seam imports what it reaches when it is used).

@@ -18,7 +18,7 @@ from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features import absensi_reads
 from mcp_asrama.server.features.absensi_reads import STATUSES, Hari
 from mcp_asrama.server.features.anak import satu_anak
-from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools, totals
+from mcp_asrama.server.features.common import READ_ONLY, Result, add_tools, publish, totals
 from mcp_asrama.server.guard import audit
 from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 
@@ -182,6 +182,4 @@ def register(server: AsramaServer) -> None:
     """Add the attendance tools and one day's attendance as a resource."""
     add_tools(server, {absensi_harian: "Absensi harian"}, READ_ONLY, views.link(views.ABSENSI_HARIAN))
     add_tools(server, {rekap_absensi: "Rekap absensi"}, READ_ONLY, views.link(views.REKAP_ABSENSI))
-    server.resource("asrama://absensi/{tanggal}", name="absensi", title="Absensi harian", mime_type=JSON)(
-        absensi_resource
-    )
+    publish(server, "absensi", "Absensi harian", absensi_resource)

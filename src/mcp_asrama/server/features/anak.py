@@ -13,7 +13,7 @@ from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Limit, Nama, Offset, StatusAnak, is_id
 from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features import anak_reads
-from mcp_asrama.server.features.common import BAD_ID, JSON, NO_ACCESS, READ_ONLY, Result, add_tools
+from mcp_asrama.server.features.common import BAD_ID, NO_ACCESS, READ_ONLY, Result, add_tools, publish
 from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 
 RINGKASAN = "cari anak (cari_anak), detail satu anak (detail_anak)"
@@ -103,4 +103,4 @@ async def anak_resource(id_anak: str, ctx: Context) -> str:
 def register(server: AsramaServer) -> None:
     """Add the student tools and the student resource."""
     add_tools(server, {cari_anak: "Cari anak", detail_anak: "Detail anak"}, READ_ONLY)
-    server.resource("asrama://anak/{id_anak}", name="anak", title="Data anak", mime_type=JSON)(anak_resource)
+    publish(server, "anak", "Data anak", anak_resource)

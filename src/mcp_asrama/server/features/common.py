@@ -12,6 +12,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
 from mcp_asrama.client.models import Anak
+from mcp_asrama.contract import BY_NAME
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.arguments import MAX_RANGE_DAYS, is_id
 from mcp_asrama.server.asrama_server import AsramaServer, Needs
@@ -114,3 +115,10 @@ def student_resource(
     resource.__name__ = resource.__qualname__ = f"{name}_resource"
     resource.__doc__ = description
     return resource
+
+
+def publish(server: AsramaServer, domain: str, title: str, read: Callable[..., Awaitable[str]]) -> None:
+    """Register `read` as the domain's resource, at the URI `contract.DOMAINS` declares for it (said once there)."""
+    uri = BY_NAME[domain].resource
+    assert uri is not None, f"contract.DOMAINS publishes no resource for {domain}"
+    server.resource(uri, name=domain, title=title, mime_type=JSON)(read)

@@ -38,13 +38,13 @@ from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import (
     CREATES,
-    JSON,
     NO_ACCESS,
     READ_ONLY,
     HasilAnak,
     Result,
     add_tools,
     not_future,
+    publish,
     row_of,
     student_resource,
 )
@@ -270,6 +270,4 @@ def register(server: AsramaServer) -> None:
     add_tools(server, {hafalan_anak: "Hafalan anak"}, READ_ONLY)
     add_tools(server, {progres_hafalan: "Progres hafalan"}, READ_ONLY, views.link(views.PROGRES_HAFALAN))
     add_tools(server, {catat_setoran_hafalan: "Catat setoran hafalan"}, CREATES, views.link(views.KONFIRMASI))
-    server.resource("asrama://anak/{id_anak}/hafalan", name="hafalan", title="Hafalan anak", mime_type=JSON)(
-        hafalan_resource
-    )
+    publish(server, "hafalan", "Hafalan anak", hafalan_resource)

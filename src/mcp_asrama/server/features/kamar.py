@@ -9,7 +9,7 @@ from pydantic import Field
 from mcp_asrama.client.models import Kamar as DataKamar
 from mcp_asrama.privacy import RESULT_BUDGET, fitting_count, json_text
 from mcp_asrama.server.asrama_server import AsramaServer, resource_context, tool_result
-from mcp_asrama.server.features.common import JSON, READ_ONLY, Result, add_tools
+from mcp_asrama.server.features.common import READ_ONLY, Result, add_tools, publish
 from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 
 RINGKASAN = "daftar kamar (daftar_kamar)"
@@ -56,4 +56,4 @@ async def kamar_resource() -> str:
 def register(server: AsramaServer) -> None:
     """Add the room tool and the room list as a resource."""
     add_tools(server, {daftar_kamar: "Daftar kamar"}, READ_ONLY)
-    server.resource("asrama://kamar", name="kamar", title="Daftar kamar", mime_type=JSON)(kamar_resource)
+    publish(server, "kamar", "Daftar kamar", kamar_resource)

@@ -30,7 +30,6 @@ from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features.anak import satu_anak
 from mcp_asrama.server.features.common import (
     CREATES,
-    JSON,
     NO_ACCESS,
     READ_ONLY,
     HasilAnak,
@@ -39,6 +38,7 @@ from mcp_asrama.server.features.common import (
     check_range,
     latest,
     not_future,
+    publish,
     row_of,
     student_resource,
     totals,
@@ -260,6 +260,4 @@ def register(server: AsramaServer) -> None:
     """Add the discipline tools (reads, then the write) and one student's violations as a resource."""
     add_tools(server, {pelanggaran_anak: "Pelanggaran anak", rekap_pelanggaran: "Rekap pelanggaran"}, READ_ONLY)
     add_tools(server, {catat_pelanggaran: "Catat pelanggaran"}, CREATES, meta=link(KONFIRMASI))
-    server.resource(
-        "asrama://anak/{id_anak}/pelanggaran", name="pelanggaran", title="Pelanggaran anak", mime_type=JSON
-    )(pelanggaran_resource)
+    publish(server, "pelanggaran", "Pelanggaran anak", pelanggaran_resource)

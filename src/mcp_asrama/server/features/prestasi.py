@@ -15,7 +15,6 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from mcp_asrama.contract import BY_NAME
 from mcp_asrama.contract.prestasi import (
     BIDANG_PRESTASI,
     TINGKAT_PRESTASI,
@@ -33,7 +32,7 @@ from mcp_asrama.server.arguments import IdAnak, Kamar, Kelas, Keterangan, Tangga
 from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features import common
 from mcp_asrama.server.features.anak import satu_anak
-from mcp_asrama.server.features.common import CREATES, JSON, NO_ACCESS, READ_ONLY, HasilAnak, Result, add_tools
+from mcp_asrama.server.features.common import CREATES, NO_ACCESS, READ_ONLY, HasilAnak, Result, add_tools, publish
 from mcp_asrama.server.features.record_write import RencanaCatatan, created, hasil_catat, writable_student
 from mcp_asrama.server.features.records import dated_records, rekap_rows
 from mcp_asrama.server.features.write import Ditulis, Penulisan, Pertanyaan, Tulis, tanya
@@ -232,6 +231,4 @@ def register(server: AsramaServer) -> None:
     """Add the achievement tools (reads, then the write) and one student's achievements as a resource."""
     add_tools(server, {prestasi_anak: "Prestasi anak", rekap_prestasi: "Rekap prestasi"}, READ_ONLY)
     add_tools(server, {catat_prestasi: "Catat prestasi"}, CREATES, meta=link(KONFIRMASI))
-    uri = BY_NAME["prestasi"].resource
-    assert uri is not None, "contract.DOMAINS publishes prestasi"
-    server.resource(uri, name="prestasi", title="Prestasi anak", mime_type=JSON)(prestasi_resource)
+    publish(server, "prestasi", "Prestasi anak", prestasi_resource)

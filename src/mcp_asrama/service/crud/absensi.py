@@ -208,8 +208,22 @@ def rekap_absensi(
     first; read from the running counts (`absensi_kumulatif`), not recounted."""
     where = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
     columns = (Anak.id, Anak.nama, Anak.kelas, Anak.kamar)
-    found = absensi_kumulatif.ranges(session, dari, sampai, where, columns)
-    # Sorted as plain tuples (most absent, then nama, id), then named.
-    ordered = sorted((-(n[1] + n[2] + n[3]), r[1], r[0], r[2], r[3], *n) for r, n in found)
-    keys = ("nama", "id_anak", "kelas", "kamar", *STATUS_ABSENSI)
-    return [{**dict(zip(keys, row[1:], strict=True)), "tidak_hadir": -row[0]} for row in ordered]
+    counted = []
+    for id_, nama, kelas_, kamar_, packed in absensi_kumulatif.ranges(session, dari, sampai, where, columns):
+        hadir, izin, sakit, alpa = absensi_kumulatif.counts(packed)
+        counted.append((-(izin + sakit + alpa), nama, id_, kelas_, kamar_, hadir, izin, sakit, alpa))
+    counted.sort()  # most absent, then nama, id: as plain tuples
+    return [
+        {
+            "id_anak": id_,
+            "nama": nama,
+            "kelas": kelas_,
+            "kamar": kamar_,
+            "hadir": hadir,
+            "izin": izin,
+            "sakit": sakit,
+            "alpa": alpa,
+            "tidak_hadir": -absent,
+        }
+        for absent, nama, id_, kelas_, kamar_, hadir, izin, sakit, alpa in counted
+    ]

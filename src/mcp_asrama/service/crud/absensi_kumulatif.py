@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from datetime import date
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Table, select
+from sqlalchemy import ColumnElement, Table, func, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service.models import Anak
@@ -24,28 +24,25 @@ WEIGHT: dict[str, int] = {s: 1 << (BITS * (len(STATUS_ABSENSI) - 1 - i)) for i, 
 _TABLE = cast(Table, AbsensiKumulatif.__table__)
 
 
-def counts(difference: int) -> tuple[int, ...]:
+def counts(difference: int) -> tuple[int, int, int, int]:
     """The count of each status (`STATUS_ABSENSI` order) in the difference of two packed counts."""
-    out = []
-    for w in WEIGHT.values():
-        n, difference = divmod(difference, w)
-        out.append(n)
-    return tuple(out)
+    hadir, rest = divmod(difference, WEIGHT["hadir"])
+    izin, rest = divmod(rest, WEIGHT["izin"])
+    sakit, alpa = divmod(rest, WEIGHT["sakit"])
+    return hadir, izin, sakit, alpa
 
 
 def ranges(
     session: Session, dari: date, sampai: date, where: Sequence[ColumnElement[bool]], columns: Sequence[Any]
-) -> Iterator[tuple[Sequence[Any], tuple[int, ...]]]:
-    """Each student of `where` (an `Anak` filter) with a record in [dari, sampai]: (their `columns`, their count of
-    each status there in `STATUS_ABSENSI` order)."""
+) -> Iterator[tuple[Any, ...]]:
+    """Each student of `where` (an `Anak` filter) with a record in [dari, sampai]: their `columns`, then their packed
+    count there (`counts` unpacks it)."""
 
     def last(before: ColumnElement[bool]) -> Any:
         found = select(_TABLE.c.jumlah).where(_TABLE.c.id_anak == Anak.id, before)
         return found.order_by(_TABLE.c.tanggal.desc()).limit(1).scalar_subquery()
 
-    query = select(*columns, last(_TABLE.c.tanggal <= sampai), last(_TABLE.c.tanggal < dari)).where(*where)
-    width = len(columns)
-    for row in session.execute(query):
-        upto, before = row[width], row[width + 1]
-        if upto is not None and (difference := upto - (before or 0)):
-            yield row[:width], counts(difference)
+    difference = last(_TABLE.c.tanggal <= sampai) - func.coalesce(last(_TABLE.c.tanggal < dari), 0)
+    query = select(*columns, difference).where(*where)
+    # Core, not the ORM: 100,000 plain rows
+    return (row for row in session.connection().execute(query).all() if row[-1])

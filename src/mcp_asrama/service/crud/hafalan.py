@@ -45,7 +45,7 @@ Deposit = tuple[str, int, int, int, date]
 DEPOSIT_COLUMNS = (Hafalan.jenis, Hafalan.surah, Hafalan.ayat_mulai, Hafalan.ayat_selesai, Hafalan.tanggal)
 _PROGRES = cast(Table, HafalanProgres.__table__)
 _STALE = cast(Table, HafalanProgresBasi.__table__)
-KEPT = ("ayat", "juz", "setoran_terakhir", "ziyadah_terakhir", "laju")
+KEPT = ("ayat", "juz", "hari_setoran_terakhir", "hari_ziyadah_terakhir", "laju")
 
 
 def _ziyadah(deposits: Iterable[Deposit]) -> list[tuple[date, int, int]]:
@@ -84,8 +84,8 @@ def summarise(deposits: Sequence[Deposit]) -> dict[str, Any]:
     return {
         "ayat": quran.count_ayat(merged),
         "juz": float(quran.count_juz(merged)),
-        "setoran_terakhir": max(d[4] for d in deposits),
-        "ziyadah_terakhir": last,
+        "hari_setoran_terakhir": max(d[4] for d in deposits).toordinal(),
+        "hari_ziyadah_terakhir": last.toordinal() if last else None,
         "laju": _pace_digits(ranges, last) if last else "",
     }
 
@@ -168,11 +168,11 @@ def progres(
         by_id[id_] = tuple(row[c] for c in KEPT)
     for id_ in stale - counted.keys():
         by_id.pop(id_, None)
-    early = [id_ for id_, row in by_id.items() if row[3] is not None and row[3] > today]
+    day = today.toordinal()
+    early = [id_ for id_, row in by_id.items() if row[3] is not None and row[3] > day]
     recounted = _recent_from_deposits(session, early, today) if early else {}
     out = []
     per_week: dict[int, float] = {}  # ayat of the 28 days -> ayat a week, as rounded
-    days_since: dict[date, int] = {}  # a last ziyadah -> days from it to `today`
     for id_, nama, kelas_, kamar_ in students:
         if (kept_row := by_id.get(id_)) is None:
             out.append(Progres(id_, nama, kelas_, kamar_, 0, 0.0, None, 0.0))
@@ -180,14 +180,12 @@ def progres(
         ayat, juz, last, ziyadah_last, laju = kept_row
         recent = 0
         if ziyadah_last is not None:
-            if (k := days_since.get(ziyadah_last)) is None:
-                k = days_since[ziyadah_last] = (today - ziyadah_last).days
-            if k < 0:  # a ziyadah after `today`: counted from the deposits
+            if (k := day - ziyadah_last) < 0:  # a ziyadah after `today`: counted from the deposits
                 recent = recounted.get(id_, 0)
             elif k < PACE_DAYS:
                 recent = int(laju[k * PACE_FIELD : (k + 1) * PACE_FIELD])
         if (week := per_week.get(recent)) is None:
             week = per_week[recent] = round(recent / (PACE_DAYS / 7), 1)
-        out.append(Progres(id_, nama, kelas_, kamar_, ayat, round(juz, 2), last, week))
+        out.append(Progres(id_, nama, kelas_, kamar_, ayat, round(juz, 2), date.fromordinal(last), week))
     out.sort(key=lambda p: -p.ayat)  # stable: students with as many ayat stay by name
     return out

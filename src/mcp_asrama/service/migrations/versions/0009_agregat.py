@@ -110,7 +110,7 @@ _DEPOSITS = "SELECT id_anak, jenis, surah, ayat_mulai, ayat_selesai, tanggal FRO
 def _progres_table() -> sa.TableClause:
     return sa.table(
         "hafalan_progres",
-        *(sa.column(c) for c in ("id_anak", "ayat", "juz", "setoran_terakhir", "ziyadah_terakhir", "laju")),
+        *(sa.column(c) for c in ("id_anak", "ayat", "juz", "hari_setoran_terakhir", "hari_ziyadah_terakhir", "laju")),
     )
 
 
@@ -136,8 +136,8 @@ def upgrade() -> None:
         sa.Column("id_anak", sa.String(64), sa.ForeignKey("anak.id", ondelete="CASCADE"), primary_key=True),
         sa.Column("ayat", sa.Integer, nullable=False),
         sa.Column("juz", sa.Float, nullable=False),
-        sa.Column("setoran_terakhir", sa.Date),
-        sa.Column("ziyadah_terakhir", sa.Date),
+        sa.Column("hari_setoran_terakhir", sa.Integer, nullable=False),
+        sa.Column("hari_ziyadah_terakhir", sa.Integer),
         sa.Column("laju", sa.String(112), nullable=False),
     )
     op.create_table("hafalan_progres_basi", sa.Column("id_anak", sa.String(64), primary_key=True))

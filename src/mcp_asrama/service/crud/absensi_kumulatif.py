@@ -13,6 +13,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, Table, func, select
 from sqlalchemy.orm import Session
 
+from mcp_asrama.service.crud.hafalan import plain_rows
 from mcp_asrama.service.models import Anak
 from mcp_asrama.service.models.agregat import AbsensiKumulatif
 from mcp_asrama.service.schemas.common import STATUS_ABSENSI
@@ -44,5 +45,4 @@ def ranges(
 
     difference = last(_TABLE.c.tanggal <= sampai) - func.coalesce(last(_TABLE.c.tanggal < dari), 0)
     query = select(*columns, difference).where(*where)
-    # Core, not the ORM: 100,000 plain rows
-    return (row for row in session.connection().execute(query).all() if row[-1])
+    return (row for row in plain_rows(session, query) if row[-1])

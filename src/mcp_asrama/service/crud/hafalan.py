@@ -8,7 +8,7 @@ from datetime import date, timedelta
 from itertools import groupby
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, insert, select
+from sqlalchemy import Executable, Table, delete, insert, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
@@ -132,6 +132,12 @@ def rebuild(session: Session, batch: int = 5000) -> None:
         session.execute(insert(_PROGRES), rows)
 
 
+def plain_rows(session: Session, query: Executable) -> list[Any]:
+    """Every row of `query` as the driver returns it, without SQLAlchemy's rows or type processing: for 100,000 rows
+    of text and numbers only (which every driver returns as Python's own), about 0.05 s less a query."""
+    return list(session.connection().execute(query).cursor.fetchall())
+
+
 def _recent_from_deposits(session: Session, ids: Sequence[str], today: date) -> dict[str, int]:
     """The distinct ziyadah ayat of the 28 days up to `today`, counted from the deposits (for a `today` before a
     student's last ziyadah, which the kept pace does not cover)."""
@@ -154,14 +160,13 @@ def progres(
     """Every student of the filter with their progress, most ayat first (then by name): read from the kept
     summaries (`hafalan_progres`); only the pace, which depends on `today`, is picked here from the kept ones."""
     filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
-    core = session.connection()  # Core, not the ORM: 100,000 plain rows
-    students = core.execute(
-        select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar).where(*filters).order_by(Anak.nama, Anak.id)
-    ).all()
+    students = plain_rows(
+        session, select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar).where(*filters).order_by(Anak.nama, Anak.id)
+    )
     kept = select(_PROGRES.c.id_anak, *(_PROGRES.c[c] for c in KEPT))  # apart, matched here: cheaper than a join
     if filters:
         kept = kept.where(_PROGRES.c.id_anak.in_(select(Anak.id).where(*filters)))
-    by_id = {row[0]: row[1:] for row in core.execute(kept).all()}
+    by_id = {row[0]: row[1:] for row in plain_rows(session, kept)}
     stale = set(session.scalars(select(_STALE.c.id_anak)))  # written by another tool: counted here, not kept
     counted = _summarised(session, [s[0] for s in students if s[0] in stale]) if stale else {}
     for id_, row in counted.items():

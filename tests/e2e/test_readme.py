@@ -105,6 +105,7 @@ def test_a_runnable_line_runs_as_printed(demo: tuple[int, int, Path], page: str,
         ["bash", "-c", "set -o pipefail; " + as_typed_here(line, service, mcp, folder / "data")],
         cwd=ROOT,
         env=env,
+        stdin=subprocess.DEVNULL,  # a line that asks the person (probe --tanya) gets no answer: nothing is written
         capture_output=True,
         text=True,
         timeout=300,

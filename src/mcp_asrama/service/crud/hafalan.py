@@ -12,7 +12,7 @@ from sqlalchemy import Executable, Table, delete, insert, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
-from mcp_asrama.service.crud.anak import FilterValues, anak_filters
+from mcp_asrama.service.crud.anak import FilterValues, anak_filters, lock_students
 from mcp_asrama.service.models import Anak, Hafalan
 from mcp_asrama.service.models.agregat import PACE_FIELD, HafalanProgres, HafalanProgresBasi
 
@@ -106,8 +106,11 @@ def _summarised(session: Session, ids: Sequence[str]) -> dict[str, dict[str, Any
 
 
 def refresh(session: Session, ids: Iterable[str]) -> None:
-    """Sum up these students' deposits afresh (after a write of some of them), in the caller's transaction."""
+    """Sum up these students' deposits afresh (after a write of some of them), in the caller's transaction, holding
+    them first (`lock_students`): a concurrent writer of the same students sums up after this one commits, seeing
+    its deposits."""
     ordered = sorted(set(ids))
+    lock_students(session, ordered)
     for start in range(0, len(ordered), 500):
         chunk = ordered[start : start + 500]
         fresh = list(_summarised(session, chunk).values())

@@ -132,6 +132,10 @@ class AsramaServer(MCPServer[Any]):
         self._writing: set[str] = set()
         super().__init__(*args, **kwargs)
 
+    def needs_of(self, name: str) -> frozenset[Needs]:
+        """What the caller of tool `name` must be allowed (nothing for a tool not registered)."""
+        return self._needs.get(name, frozenset())
+
     @property
     def write_tools(self) -> frozenset[str]:
         """The tools that write: every tool not annotated read-only."""

@@ -17,6 +17,7 @@ from mcp_asrama.server.features.write import META
 from tests.conftest import service_client
 from tests.server.conftest import server_for
 from tests.server.support import call_error, call_ok
+from tests.server.support_records import CLINIC, SECRET
 from tests.server.test_views import AppsHost
 
 pytestmark = pytest.mark.anyio
@@ -196,3 +197,21 @@ async def test_formulir_first_keeps_the_form_for_hosts_that_show_one(service_app
     async with Client(server, mode=era, cache=None, extensions=[AppsHost()], elicitation_callback=person) as client:
         body = await call_ok(client, "catat_absensi", ROLL_CALL)
     assert body["hasil"] == "ditulis" and len(asked) == 1
+
+
+async def test_a_clinic_visit_shown_again_by_cek_usulan_is_audited_as_health(
+    service_app: FastAPI, era: str, tmp_path: Path
+) -> None:
+    """The written visit `cek_usulan` shows again carries its health details: its line is marked as the write's."""
+    log = tmp_path / "audit.jsonl"
+    visit = {"id_anak": "A003", "tanggal": "2026-10-06", "kategori": "cedera", **SECRET}
+    async with apps_host(service_app, era, stdio_scope=CLINIC, audit_log=log) as client:
+        result = await client.call_tool("catat_kunjungan_klinik", visit)
+        id_usulan, kunci = key_of(result)
+        await call_ok(client, "cek_usulan", {"id_usulan": id_usulan})  # waiting: nothing written to show
+        await call_ok(client, "putuskan_usulan", {"id_usulan": id_usulan, "kunci": kunci, "keputusan": "setuju"})
+        checked = await call_ok(client, "cek_usulan", {"id_usulan": id_usulan})
+    assert checked["hasil"]["kunjungan"]["obat"] == SECRET["obat"]
+    lines = [json.loads(line) for line in log.read_bytes().splitlines()]
+    checks = [e for e in lines if e["method"] == "tools/call" and e["target"] == "cek_usulan"]
+    assert [(e.get("kesehatan"), e.get("disclosed")) for e in checks] == [(None, []), (True, ["A003"])]

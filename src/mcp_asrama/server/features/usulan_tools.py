@@ -20,6 +20,7 @@ from mcp_asrama.client import AsramaError
 from mcp_asrama.server.asrama_server import AsramaServer, tool_result
 from mcp_asrama.server.features.common import READ_ONLY, Result, add_tools
 from mcp_asrama.server.features.write import META, Konfirmasi, Pertanyaan, Tulis, konfirmasi_of
+from mcp_asrama.server.features.write_url import reshown
 from mcp_asrama.server.guard import audit, writes
 from mcp_asrama.server.guard.scoped import ScopedReader, scoped_reader
 from mcp_asrama.server.guard.usulan import Putusan, Status, Usulan, baru, digest, matches
@@ -144,6 +145,8 @@ async def cek_usulan(ctx: Context, id_usulan: IdUsulan) -> Annotated[CallToolRes
         putusan = Putusan("kedaluwarsa", usulan.saluran)
         await book.store.putus(id_usulan, putusan)
         audit.note_write("expired", saluran=usulan.saluran)
+    if putusan is not None and putusan.hasil is not None:
+        reshown(ctx, usulan)
     more = {}
     if putusan is not None and putusan.pengganti:
         fresh = await book.store.ambil(putusan.pengganti)

@@ -18,8 +18,9 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ElicitRequest, ElicitRequestURLParams, ElicitResult, InputRequiredResult
 
-from mcp_asrama.server.asrama_server import state_of, tool_result
+from mcp_asrama.server.asrama_server import AsramaServer, state_of, tool_result
 from mcp_asrama.server.guard import audit, writes
+from mcp_asrama.server.guard.usulan import Usulan
 
 if TYPE_CHECKING:
     from mcp_asrama.server.features.write import HasilTulis, Konfirmasi, Penulisan
@@ -87,6 +88,14 @@ def resumed(ctx: Context[Any, Any]) -> str | None:
     return found if isinstance(found, str) else None
 
 
+def reshown(ctx: Context[Any, Any], usulan: Usulan) -> None:
+    """An usulan's written result shown again (`cek_usulan`, a page's retry): a clinic tool's carries the visit's
+    health details, so the line is a health disclosure of its student, as the write's own was."""
+    server = ctx.mcp_server
+    if isinstance(server, AsramaServer) and "clinic" in server.needs_of(usulan.tool):
+        audit.disclose_health([str(v) for k, v in usulan.arguments.items() if k == "id_anak"])
+
+
 async def report(
     ctx: Context[Any, Any], spec: "Penulisan[Any]", id_usulan: str
 ) -> CallToolResult | InputRequiredResult:
@@ -104,6 +113,7 @@ async def report(
     status = decided.status if decided else "kedaluwarsa" if usulan.kedaluwarsa() else "menunggu"
     result: HasilTulis
     if decided is not None and status == "ditulis":  # the write's own result, as cek_usulan gives it
+        reshown(ctx, usulan)
         result = spec.hasil.model_validate(
             {"hasil": "ditulis", "pesan": WRITTEN, **(decided.hasil or {}), "id_usulan": id_usulan}
         )

@@ -5,9 +5,10 @@ when a page shows something else. tests/test_captures.py runs the check."""
 
 import difflib
 import re
+from collections.abc import Callable
 from pathlib import Path
 
-from scripts.captures.run import ROOT, demo_run
+from scripts.captures.run import ROOT, Run, demo_run
 from scripts.captures.shown import CAPTURES, OWN_SERVICE
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -21,9 +22,12 @@ def names(text: str) -> list[str]:
 
 
 def rewritten(text: str, captured: dict[str, str]) -> str:
-    """`text` with each capture's fenced block holding `captured[NAME]` (its fence's language kept)."""
+    """`text` with each capture's fenced block holding `captured[NAME]` (its fence's language kept); a block not
+    in `captured` stays as it is."""
 
     def block(match: re.Match[str]) -> str:
+        if match["name"] not in captured:
+            return match.group(0)
         fence = FENCE.match(match["body"])
         opening = fence.group(1) if fence else "```text\n"
         return f"{match.group(1)}{opening}{captured[match['name']]}\n```\n{match.group(4)}"
@@ -31,10 +35,10 @@ def rewritten(text: str, captured: dict[str, str]) -> str:
     return BLOCK.sub(block, text)
 
 
-def capture_all() -> dict[str, str]:
-    """Every capture, each from a run of its own."""
+def capture_all(makers: list[Callable[[Run], dict[str, str]]] = CAPTURES) -> dict[str, str]:
+    """The captures of `makers` (every one by default), each from a run of its own."""
     captured: dict[str, str] = {}
-    for make in CAPTURES:
+    for make in makers:
         with demo_run(service=make not in OWN_SERVICE) as run:
             captured |= make(run)
     return captured

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from scripts.captures.login import deploying_oidc
 from scripts.captures.run import Background, Run
 
 LISTS = ("tools/list", "resources/list", "prompts/list")
@@ -233,5 +234,6 @@ CAPTURES: list[Callable[[Run], dict[str, str]]] = [
     deploying_jwt,
     deploying_audit,
     first_day_claude_config,
+    deploying_oidc,
 ]
-OWN_SERVICE = {deploying_jwt}
+OWN_SERVICE = {deploying_jwt, deploying_oidc}

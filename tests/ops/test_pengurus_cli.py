@@ -29,8 +29,15 @@ def stored(url: str) -> dict[str, Pengurus]:
         engine.dispose()
 
 
-def test_add_change_deactivate_and_list_staff(db_url: str) -> None:
+def test_add_change_deactivate_and_list_staff(db_url: str, tmp_path: Path) -> None:
     db = ("--buat", "--db", db_url)
+    rooms = tmp_path / "kamar.csv"
+    rooms.write_text("nama,gedung,kapasitas\nAl-Fatih 1,Putra,10\nAl-Fatih 2,Putra,10\n", encoding="utf-8")
+    assert run("import", "kamar", str(rooms), *db).returncode == 0
+    unknown = run(
+        "pengurus", "tambah", "a@pesantren.sch.id", "--nama", "A", "--peran", "musyrif", "--kamar", "X 9", *db
+    )
+    assert (unknown.returncode, unknown.stderr.strip()) == (2, "pengurus: kamar tidak ada di daftar kamar: X 9")
     added = run(
         "pengurus", "tambah", "Ridwan@Pesantren.sch.id", "--nama", "Ust. Ridwan", "--peran", "musyrif,wali_kelas",
         "--kamar", "Al-Fatih 1", "Al-Fatih 2", "--kelas", "7A", "--menulis", *db,
@@ -44,6 +51,8 @@ def test_add_change_deactivate_and_list_staff(db_url: str) -> None:
     )
     klinik = run("pengurus", "tambah", "siti@pesantren.sch.id", "--nama", "Siti", "--peran", "kesehatan", *db)
     assert klinik.returncode == 0
+    moved = run("pengurus", "ubah", "ridwan@pesantren.sch.id", "--kamar", "Al-Fatih 9", *db)
+    assert (moved.returncode, moved.stderr.strip()) == (2, "pengurus: kamar tidak ada di daftar kamar: Al-Fatih 9")
     changed = run("pengurus", "ubah", "RIDWAN@pesantren.sch.id", "--peran", "musyrif", "--no-menulis", *db)
     assert changed.returncode == 0, changed.stderr
     off = run("pengurus", "nonaktif", "siti@pesantren.sch.id", *db)
@@ -113,7 +122,13 @@ def test_import_pengurus_then_list(tmp_path: Path) -> None:
     )
     refused = run("import", "pengurus", str(csv), "--buat", "--db", url)
     assert refused.returncode == 1
-    assert refused.stderr.splitlines()[0] == "row 3: peran: one of kantor, musyrif, wali_kelas, kesehatan, bk, admin"
+    assert refused.stderr.splitlines()[:2] == [
+        "row 2: kamar: kamar tidak ada di daftar kamar: Al-Fatih 1",  # the rooms come first
+        "row 3: peran: one of kantor, musyrif, wali_kelas, kesehatan, bk, admin",
+    ]
+    rooms = tmp_path / "kamar.csv"
+    rooms.write_text("nama,gedung,kapasitas\nAl-Fatih 1,Putra,10\n", encoding="utf-8")
+    assert run("import", "kamar", str(rooms), "--db", url).returncode == 0
     csv.write_text(csv.read_text(encoding="utf-8").replace("guru", "kantor"), encoding="utf-8")
     done = run("import", "pengurus", str(csv), "--buat", "--db", url)
     assert done.returncode == 0 and "2 added, 0 updated (pengurus)" in done.stdout, done.stderr

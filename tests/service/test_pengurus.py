@@ -11,7 +11,7 @@ from argon2 import PasswordHasher
 from sqlalchemy import select
 
 from mcp_asrama.service.crud import pengurus as crud
-from mcp_asrama.service.db import init_schema, make_engine, make_sessionmaker
+from mcp_asrama.service.db import make_engine, make_sessionmaker
 from mcp_asrama.service.import_files import ImportRejected
 from mcp_asrama.service.importer import import_file
 from mcp_asrama.service.models.pengurus import Pengurus
@@ -132,8 +132,8 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_import_reads_lists_and_booleans_and_updates_by_email(db_url: str, tmp_path: Path) -> None:
+    insert_rows(db_url, kamar=ROOMS, anak=[], absensi=[])
     engine = make_engine(db_url)
-    init_schema(engine)
     sessions = make_sessionmaker(engine)
     first = write(
         tmp_path / "pengurus.csv",
@@ -152,8 +152,9 @@ def test_import_reads_lists_and_booleans_and_updates_by_email(db_url: str, tmp_p
         assert (report.added, report.updated) == (0, 1)
         bad = write(
             tmp_path / "salah.csv",
-            "email,nama,peran,menulis\nbaru@pesantren.sch.id,Baru,kantor,ya\nx@y.id,X,guru;kantor,mungkin\n"
-            "a@pesantren.sch.id,A,bk,ya\nA@Pesantren.sch.id,A,bk,ya\n",
+            "email,nama,peran,menulis,kamar\nbaru@pesantren.sch.id,Baru,kantor,ya,\nx@y.id,X,guru;kantor,mungkin,\n"
+            "a@pesantren.sch.id,A,bk,ya,\nA@Pesantren.sch.id,A,bk,ya,\n"
+            "m@pesantren.sch.id,M,musyrif,ya,Al-Fatih 1;Khadijah 9\n",
         )
         with pytest.raises(ImportRejected) as rejected:
             import_file(sessions, "pengurus", bad)
@@ -163,6 +164,7 @@ def test_import_reads_lists_and_booleans_and_updates_by_email(db_url: str, tmp_p
         "row 3: peran: one of kantor, musyrif, wali_kelas, kesehatan, bk, admin",
         "row 3: menulis: true or false (also ya or tidak)",
         "row 5: email: the same as in row 4",
+        "row 6: kamar: kamar tidak ada di daftar kamar: Khadijah 9",
     ]
     staff = stored(db_url)
     assert sorted(staff) == ["ridwan@pesantren.sch.id", "siti@pesantren.sch.id"]  # nothing of the refused file

@@ -74,6 +74,14 @@ def _checked(values: dict[str, Any]) -> PengurusIn:
         raise Stop(f"pengurus: {field}: {hint}", 2) from exc
 
 
+def _rooms_stored(session: "Session", body: PengurusIn) -> None:
+    """Refuse a staff record naming a room that is not stored (import the rooms first)."""
+    from mcp_asrama.service.crud import pengurus as crud
+
+    if unknown := crud.unknown_rooms(session, body.kamar):
+        raise Stop("pengurus: " + crud.ROOMS_UNKNOWN.format(", ".join(unknown)), 2)
+
+
 def _given(args: argparse.Namespace) -> dict[str, Any]:
     names = ("nama", "peran", "kamar", "kelas", "menulis", "aktif")
     return {name: value for name in names if (value := getattr(args, name, None)) is not None}
@@ -89,6 +97,7 @@ def tambah(session: "Session", args: argparse.Namespace) -> str:
     body = _checked({"email": args.email, **_given(args)})
     if crud.cari(session, body.email) is not None:
         raise Stop(f"pengurus: {body.email} is already on the list (change it with pengurus ubah)")
+    _rooms_stored(session, body)
     crud.simpan(session, body)
     return f"added {body.email}"
 
@@ -98,6 +107,7 @@ def ubah(session: "Session", args: argparse.Namespace) -> str:
 
     person = _known(session, args.email)
     body = _checked({**_stored(person), **_given(args)})
+    _rooms_stored(session, body)
     crud.simpan(session, body)
     return f"changed {body.email}"
 

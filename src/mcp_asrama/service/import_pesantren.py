@@ -29,6 +29,7 @@ from mcp_asrama.contract import BY_NAME, DOMAINS
 from mcp_asrama.contract.pengurus import PengurusIn, fold_email
 from mcp_asrama.service.crud import common as crud_common
 from mcp_asrama.service.crud import hafalan as crud_hafalan
+from mcp_asrama.service.crud import pengurus as crud_pengurus
 from mcp_asrama.service.crud import perubahan
 from mcp_asrama.service.models import Anak, JenisPelanggaran, KunjunganKlinik, table_class
 from mcp_asrama.service.models.pengurus import Pengurus
@@ -204,7 +205,14 @@ def spelling(field: Any, name: str, value: Any) -> Any:
 
 def checker(session: Session, kind: str) -> Callable[[dict[str, Any]], list[str]] | None:
     """What the database and the Qur'an say about a validated row of `kind`: its problems, each `column: why`."""
-    if TARGETS[kind][2] is not None:  # kinds of violation, staff: nothing of a student to check
+    if kind == "pengurus":
+
+        def rooms(row: dict[str, Any]) -> list[str]:
+            unknown = crud_pengurus.unknown_rooms(session, row.get("kamar") or [])
+            return [f"kamar: {crud_pengurus.ROOMS_UNKNOWN.format(', '.join(unknown))}"] if unknown else []
+
+        return rooms
+    if TARGETS[kind][2] is not None:  # kinds of violation: nothing of a student to check
         return None
 
     @cache

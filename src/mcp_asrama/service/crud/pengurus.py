@@ -20,6 +20,7 @@ from mcp_asrama.contract.pengurus import HasilMasuk, PengurusIn, fold_email
 from mcp_asrama.contract.pengurus import Pengurus as PengurusPublic
 from mcp_asrama.names import fold
 from mcp_asrama.service.crud import common
+from mcp_asrama.service.crud.kamar import stored_room
 from mcp_asrama.service.models.oauth_state import OAuthState
 from mcp_asrama.service.models.pengurus import Pengurus
 
@@ -58,6 +59,14 @@ def rows_of(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Validated records as rows to store, each stamped with the time of the write."""
     now = datetime.now(UTC)
     return [{**record, "diubah": now} for record in records]
+
+
+def unknown_rooms(session: Session, kamar: Sequence[str]) -> list[str]:
+    """The rooms of a staff record that are not stored (by the name's fold, as every filter compares)."""
+    return [room for room in kamar if stored_room(session, room) is None]
+
+
+ROOMS_UNKNOWN = "kamar tidak ada di daftar kamar: {}"
 
 
 def simpan(session: Session, body: PengurusIn) -> bool:

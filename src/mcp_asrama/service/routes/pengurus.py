@@ -9,7 +9,6 @@ from fastapi import APIRouter, HTTPException, Path, Query, Response
 
 from mcp_asrama.contract.pengurus import DaftarPengurus, HasilMasuk, MasukIn, Pengurus, PengurusIn, Peran, fold_email
 from mcp_asrama.service.crud import pengurus as crud
-from mcp_asrama.service.crud.kamar import stored_room
 from mcp_asrama.service.deps import SessionDep, TokenDep
 from mcp_asrama.service.models.pengurus import Pengurus as Row
 
@@ -59,9 +58,8 @@ def simpan_pengurus(email: EmailPath, body: PengurusIn, session: SessionDep, res
     and each of their rooms a stored room (by the name's fold). A password already set stays."""
     if fold_email(email) != body.email:
         raise HTTPException(status_code=422, detail="email di badan permintaan harus sama dengan email di alamat")
-    unknown = [room for room in body.kamar if stored_room(session, room) is None]
-    if unknown:
-        raise HTTPException(status_code=422, detail=f"kamar tidak ada di daftar kamar: {', '.join(unknown)}")
+    if unknown := crud.unknown_rooms(session, body.kamar):
+        raise HTTPException(status_code=422, detail=crud.ROOMS_UNKNOWN.format(", ".join(unknown)))
     if crud.simpan(session, body):
         response.status_code = 201
     session.commit()

@@ -53,6 +53,7 @@ from mcp_asrama.runtime.logs import configure_logging
 from mcp_asrama.server.app import build_server
 from mcp_asrama.server.settings import ServerSettings
 from mcp_asrama.service import demo
+from mcp_asrama.service.crud import hafalan as crud_hafalan
 from mcp_asrama.service.crud import pelanggaran as crud_pelanggaran
 from mcp_asrama.service.db import make_engine, make_sessionmaker
 from mcp_asrama.service.models import Anak, Hafalan, KunjunganKlinik, Pelanggaran
@@ -110,6 +111,7 @@ def records_for_postgresql(db_url: str, students: int, today: date) -> None:
             tables = ((Pelanggaran, school.pelanggaran()), (Hafalan, school.hafalan()))
             for table, rows in (*tables, (KunjunganKlinik, school.kesehatan())):
                 session.execute(insert(table), list(rows))
+            crud_hafalan.rebuild(session)
             session.commit()
     finally:
         engine.dispose()

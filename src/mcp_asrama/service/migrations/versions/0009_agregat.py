@@ -14,16 +14,13 @@ Revises: 0008
 Create Date: 2026-12-03
 """
 
-from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0009"
-down_revision: str | Sequence[str] | None = "0008"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0009"
+down_revision = "0008"  # no branch labels, no dependencies
 
 BITS = 15  # per status, hadir highest: the packing of crud.absensi_kumulatif
 WEIGHTS = {"hadir": 1 << (3 * BITS), "izin": 1 << (2 * BITS), "sakit": 1 << BITS, "alpa": 1}

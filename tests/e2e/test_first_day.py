@@ -17,6 +17,7 @@ import httpx2
 import pytest
 
 from tests.e2e.conftest import EXECUTABLE, clean_env, free_port, start, stop, wait_until_up
+from tests.e2e.test_readme import commands
 
 pytestmark = pytest.mark.e2e
 
@@ -26,22 +27,6 @@ FENCE = re.compile(r"^```(sh runnable|sh)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SCRIPTS = Path(EXECUTABLE).parent
 WARNING = "warning: ignoring the columns that are not of 'anak': No, NIS (--ketat refuses such a file)"
 STUDENT = "S25003"  # Hafizah Kamila, a student of examples/siswa-sekolah.xlsx
-
-
-def commands(block: str) -> list[str]:
-    """The block's commands: continuation lines joined, comments and blank lines left out."""
-    found: list[str] = []
-    current = ""
-    for line in block.splitlines():
-        if not current and (not line.strip() or line.lstrip().startswith("#")):
-            continue
-        current += line.rstrip()
-        if current.endswith("\\"):
-            current = current[:-1] + " "
-            continue
-        found.append(current)
-        current = ""
-    return found
 
 
 def steps() -> list[tuple[str, list[str]]]:

@@ -23,21 +23,25 @@ BLOCK = re.compile(r"^```sh runnable\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SCRIPTS = Path(EXECUTABLE).parent
 
 
-def runnable_lines(text: str) -> list[str]:
-    """The commands of every runnable block: continuation lines joined, comments and blank lines left out."""
-    commands: list[str] = []
-    for block in BLOCK.findall(text):
+def commands(block: str) -> list[str]:
+    """A block's commands: continuation lines joined, comments and blank lines left out."""
+    found: list[str] = []
+    current = ""
+    for line in block.splitlines():
+        if not current and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        current += line.rstrip()
+        if current.endswith("\\"):
+            current = current[:-1] + " "
+            continue
+        found.append(current)
         current = ""
-        for line in block.splitlines():
-            if not current and (not line.strip() or line.lstrip().startswith("#")):
-                continue
-            current += line.rstrip()
-            if current.endswith("\\"):
-                current = current[:-1] + " "
-                continue
-            commands.append(current)
-            current = ""
-    return commands
+    return found
+
+
+def runnable_lines(text: str) -> list[str]:
+    """The commands of every runnable block."""
+    return [command for block in BLOCK.findall(text) for command in commands(block)]
 
 
 def all_runnable_lines() -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from mcp_asrama.service.db import make_engine, make_sessionmaker
 from mcp_asrama.service.import_files import ImportRejected
 from mcp_asrama.service.importer import import_file
 from mcp_asrama.service.models.pengurus import Pengurus
+from mcp_asrama.service.models.perubahan import Perubahan
 from tests.conftest import insert_rows, serve_db
 
 pytestmark = pytest.mark.anyio
@@ -188,3 +189,33 @@ def test_the_import_help_tells_the_staff_columns() -> None:
     assert "kamar           optional  the rooms they are musyrif of: room names separated by ';'\n" in text
     assert "menulis         optional  may record" in text and "(also ya or tidak) (default False)" in text
     assert "Undefined" not in columns_help()
+
+
+def room_list_changes(url: str) -> int:
+    """The change feed's events of the room list (`kamar`, any room: no keys)."""
+    engine = make_engine(url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            return len(session.scalars(select(Perubahan).where(Perubahan.jenis == "kamar")).all())
+    finally:
+        engine.dispose()
+
+
+async def test_every_staff_change_is_a_change_of_the_room_list(
+    service: httpx2.AsyncClient, db_url: str, tmp_path: Path
+) -> None:
+    """`GET /kamar` names each room's musyrif from the staff list: its listeners must hear of a staff change."""
+    before = room_list_changes(db_url)
+    assert (await service.put("/pengurus/ridwan@pesantren.sch.id", json=RIDWAN)).status_code == 201
+    assert room_list_changes(db_url) == before + 1
+    assert (await service.post("/pengurus/ridwan@pesantren.sch.id/nonaktif")).status_code == 200
+    assert room_list_changes(db_url) == before + 2
+    assert (await service.post("/pengurus/ridwan@pesantren.sch.id/nonaktif")).status_code == 200  # nothing new
+    assert room_list_changes(db_url) == before + 2
+    engine = make_engine(db_url)
+    try:
+        staff = write(tmp_path / "staf.csv", "email,nama,peran,kamar\nsiti@pesantren.sch.id,Siti,musyrif,Al-Fatih 2\n")
+        import_file(make_sessionmaker(engine), "pengurus", staff)
+    finally:
+        engine.dispose()
+    assert room_list_changes(db_url) == before + 3

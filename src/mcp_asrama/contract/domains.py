@@ -26,7 +26,8 @@ class Domain:
     room and period, created idempotently, through the shared kits of each side. `imports`: the kinds
     `mcp-asrama import` accepts for it. `resource`: the URI template of one student's records (None: not published,
     or published under another domain's URI). `shown_in`: the other domains whose resources show its records too
-    (a day's attendance and an izin change the student's resource; a student's move changes the room list).
+    (a day's attendance and an izin change the student's resource; a student's move changes the room list, and so does
+    a staff change: the room list names each room's musyrif from the staff list).
     `body`: the write body of one dated record (`POST /<name>`; of one staff member, `PUT /pengurus/{email}`), which
     a row of its import kind also is.
     `contoh`: examples of a record's own fields (a demo school spreads a few a month over its students).
@@ -69,7 +70,7 @@ DOMAINS: tuple[Domain, ...] = (
         body=PrestasiIn,
         contoh=CONTOH,
     ),
-    Domain("pengurus", feed=False, imports=("pengurus",), body=PengurusIn),
+    Domain("pengurus", feed=False, imports=("pengurus",), shown_in=("kamar",), body=PengurusIn),
 )
 """In the order the service mounts their routers and the importer lists their kinds."""
 

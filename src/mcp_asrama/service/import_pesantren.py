@@ -61,7 +61,7 @@ TARGETS: dict[str, Target] = {
 }
 FEED_KINDS: dict[str, str] = {kind: d.name for d in DOMAINS for kind in d.imports}
 """Each import kind's domain (students and rooms too), whose change-feed kind an import records when it has a feed
-(`feed_kind`)."""
+(`feed_kinds`)."""
 HINTS = {
     "id_anak": "the id of a student in the database (1-64 letters, digits, '-', '_' or '.')",
     "kode": "1-40 lower-case letters, digits, '_' or '-', e.g. membawa_hp",
@@ -242,17 +242,18 @@ def checker(session: Session, kind: str) -> Callable[[dict[str, Any]], list[str]
     return check
 
 
-def feed_kind(kind: str) -> perubahan.Jenis | None:
-    """The change-feed kind an import of `kind` records (None: its domain has no feed)."""
-    name = FEED_KINDS[kind]
-    return perubahan.jenis(name) if BY_NAME[name].feed else None
+def feed_kinds(kind: str) -> tuple[perubahan.Jenis, ...]:
+    """The change-feed kinds an import of `kind` records: its domain's, or, for a domain without a feed, those of
+    the domains that show its records (a staff list's: the room list, which names each room's musyrif)."""
+    domain = BY_NAME[FEED_KINDS[kind]]
+    return tuple(perubahan.jenis(name) for name in ((domain.name,) if domain.feed else domain.shown_in))
 
 
 def write(session: Session, kind: str, rows: list[dict[str, Any]]) -> tuple[int, int]:
     """Store validated rows of `kind` in the session's transaction, with one change-feed event for the file (kinds
     of violation: a `pelanggaran` one, their names show in every list): (added, updated)."""
     model, table, key = TARGETS[kind]
-    if (feed := feed_kind(kind)) is not None:
+    for feed in feed_kinds(kind):
         perubahan.catat(session, feed)
     if "diubah" in table.__table__.c:  # a table that keeps when a row last changed
         now = datetime.now(UTC)

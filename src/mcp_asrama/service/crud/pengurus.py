@@ -15,11 +15,12 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from mcp_asrama.contract import BY_NAME
 from mcp_asrama.contract.oauth_state import person_family
 from mcp_asrama.contract.pengurus import HasilMasuk, PengurusIn, fold_email
 from mcp_asrama.contract.pengurus import Pengurus as PengurusPublic
 from mcp_asrama.names import fold
-from mcp_asrama.service.crud import common
+from mcp_asrama.service.crud import common, perubahan
 from mcp_asrama.service.crud.kamar import stored_room
 from mcp_asrama.service.models.oauth_state import OAuthState
 from mcp_asrama.service.models.pengurus import Pengurus
@@ -69,6 +70,13 @@ def unknown_rooms(session: Session, kamar: Sequence[str]) -> list[str]:
 ROOMS_UNKNOWN = "kamar tidak ada di daftar kamar: {}"
 
 
+def changed(session: Session) -> None:
+    """Record a staff change in the change feed of what shows it (the room list names each room's musyrif from the
+    staff list: `contract.DOMAINS`' `shown_in`), so that its listeners are told."""
+    for name in BY_NAME["pengurus"].shown_in:
+        perubahan.catat(session, perubahan.jenis(name))
+
+
 def simpan(session: Session, body: PengurusIn) -> bool:
     """Store `body` (its password, failed attempts and lock kept): whether the staff member is new. An inactive
     record's sign-ins end at once."""
@@ -76,6 +84,7 @@ def simpan(session: Session, body: PengurusIn) -> bool:
     common.upsert(session, Pengurus, rows_of([body.model_dump()]), key=("email",))
     if not body.aktif:
         sesi(session, body.email, cabut=True)
+    changed(session)
     return new
 
 
@@ -86,6 +95,7 @@ def nonaktif(session: Session, email: str) -> Pengurus | None:
     if found is not None and found.aktif:
         found.aktif = False
         found.diubah = datetime.now(UTC)
+        changed(session)
     if found is not None:
         sesi(session, found.email, cabut=True)
     return found

@@ -3,7 +3,6 @@
 
 import json
 import re
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -108,25 +107,22 @@ def writes_roll_call(run: Run) -> dict[str, str]:
 
 
 def deploying_audit(run: Run) -> dict[str, str]:
-    key = run.folder / "keys" / "audit.key"
-    key.parent.mkdir(mode=0o700)
-    key.write_text(secrets.token_hex(32))
-    key.chmod(0o600)
     verify = ".venv/bin/mcp-asrama audit verify"
     printed = [
+        run.sh("mkdir -p keys && ( umask 077; openssl rand -hex 32 > keys/audit.key )"),
         run.sh(
-            'ASRAMA_AUDIT_LOG=audit.jsonl ASRAMA_AUDIT_KEY=keys/audit.key ASRAMA_STDIO_SCOPE="kamar:Aisyah 3" '
+            'ASRAMA_AUDIT_LOG=audit-keyed.jsonl ASRAMA_AUDIT_KEY=keys/audit.key ASRAMA_STDIO_SCOPE="kamar:Aisyah 3" '
             '.venv/bin/mcp-asrama probe \\\n    --call cari_anak \'{"kelas": "7A"}\' --call absensi_harian '
             f'\'{{"tanggal": "2026-10-06", "kelas": "7A"}}\' -- {SERVE} >/dev/null'
         ),
-        run.sh("tail -1 audit.jsonl"),
+        run.sh("tail -1 audit-keyed.jsonl"),
     ]
-    run.hidden[_head(run.folder / "audit.jsonl")] = "<hash>"
+    run.hidden[_head(run.folder / "audit-keyed.jsonl")] = "<hash>"
     printed += [
-        run.sh(f"{verify} --key keys/audit.key audit.jsonl"),
-        run.sh(".venv/bin/mcp-asrama audit who-saw A008 audit.jsonl"),
-        run.sh(f"{verify} audit.jsonl", check=False),
-        run.sh("head -1 audit.jsonl > cut.jsonl"),
+        run.sh(f"{verify} --key keys/audit.key audit-keyed.jsonl"),
+        run.sh(".venv/bin/mcp-asrama audit who-saw A008 audit-keyed.jsonl"),
+        run.sh(f"{verify} audit-keyed.jsonl", check=False),
+        run.sh("head -1 audit-keyed.jsonl > cut.jsonl"),
         run.sh(f"{verify} --key keys/audit.key --expect-head 2:<hash> cut.jsonl", check=False),
     ]
     return {"deploying-audit": "\n".join(printed)}

@@ -118,6 +118,8 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
         f"paste into {config_location()} (merge with any existing mcpServers), then restart Claude Desktop",
         file=sys.stderr,
     )
+    if args.remote:
+        print("note: the block runs mcp-remote with npx: this computer needs Node.js 22 or newer", file=sys.stderr)
     return 0
 
 

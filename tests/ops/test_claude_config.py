@@ -121,6 +121,7 @@ def test_cli_prints_the_remote_block_without_a_secret_unless_asked(
     assert json.loads(out)["mcpServers"]["asrama"]["env"] == {"ASRAMA_TOKEN": f"Bearer {BEARER_PLACEHOLDER}"}
     assert "token-layanan" not in out
     assert "claude_desktop_config.json" in err
+    assert "needs Node.js 22 or newer" in err  # npx runs mcp-remote on the staff's computer
     monkeypatch.setenv("TOKEN_SAYA", "eyJ.abc.def")
     code, out, _ = claude_config_cli(capsys, "--remote", REMOTE, "--token-env", "TOKEN_SAYA", "--name", "pesantren")
     assert code == 0

@@ -168,6 +168,30 @@ async def test_kept_answers_equal_the_recount_after_every_kind_of_write(db_url: 
         engine.dispose()
 
 
+async def test_a_service_start_sums_up_the_students_another_tool_wrote(db_url: str) -> None:
+    rng = random.Random(9)
+    anak = students(rng, 12)
+    ids = [a["id"] for a in anak]
+    days = [{"tanggal": a_day(rng, 60), "id_anak": i, "status": rng.choice(STATUS_ABSENSI)} for i in ids * 3]
+    insert_rows(
+        db_url, kamar=TUTORIAL_KAMAR, anak=anak, absensi=list({(r["tanggal"], r["id_anak"]): r for r in days}.values())
+    )
+    engine = make_engine(db_url)
+    try:
+        another_tool_writes(engine, rng, ids)
+        with make_sessionmaker(engine)() as session:
+            assert session.scalar(select(func.count()).select_from(HafalanProgresBasi))
+        async for client in serve_db(db_url):  # the service starts: what it did not write is summed up once
+            with make_sessionmaker(engine)() as session:
+                assert session.scalar(select(func.count()).select_from(HafalanProgresBasi)) == 0
+                kept = session.scalar(select(func.count()).select_from(HafalanProgres))
+                assert kept == session.scalar(text("SELECT count(DISTINCT id_anak) FROM hafalan"))
+            assert_same_answers(engine, rng, ids)
+            await same_as_the_route(client, engine)
+    finally:
+        engine.dispose()
+
+
 def another_tool_writes(engine: Engine, rng: random.Random, ids: list[str]) -> None:
     """Rows written straight into the tables: deposits (some outside their surah, one after today), attendance
     inserted, changed (status, day) and deleted."""

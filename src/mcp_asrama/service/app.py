@@ -18,6 +18,7 @@ from mcp_asrama.contract import DOMAINS, FEED_KINDS, FITUR, FITUR_HEADER
 from mcp_asrama.runtime.http_guard import HostOriginGate, HttpPolicy
 from mcp_asrama.runtime.logs import route_template
 from mcp_asrama.service.crud import common as crud_common
+from mcp_asrama.service.crud import hafalan as crud_hafalan
 from mcp_asrama.service.crud import perubahan as crud_perubahan
 from mcp_asrama.service.db import analyse_if_needed, init_schema, make_engine, make_sessionmaker
 from mcp_asrama.service.feed import Feed
@@ -93,6 +94,9 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     init_schema(engine)
     with engine.begin() as conn:
         crud_common.rekey_names(conn)
+    with make_sessionmaker(engine)() as session, session.begin():
+        if stale := crud_hafalan.refresh_stale(session):
+            log.info("hafalan progress summed up afresh for %d students written by another tool", stale)
     analyse_if_needed(engine)
 
     @asynccontextmanager

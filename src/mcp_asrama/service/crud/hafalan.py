@@ -120,6 +120,15 @@ def refresh(session: Session, ids: Iterable[str]) -> None:
             session.execute(insert(_PROGRES), fresh)
 
 
+def refresh_stale(session: Session) -> int:
+    """Sum up afresh the students whose deposits another tool wrote straight into the table (listed by the
+    triggers in `hafalan_progres_basi`, read from their deposits until then): how many."""
+    ids = list(session.scalars(select(_STALE.c.id_anak)))
+    if ids:
+        refresh(session, ids)
+    return len(ids)
+
+
 def rebuild(session: Session, batch: int = 5000) -> None:
     """Sum up every student's deposits afresh (after a bulk fill such as the demo school)."""
     session.execute(delete(_PROGRES))

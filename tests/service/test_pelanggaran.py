@@ -217,6 +217,8 @@ async def test_rekap_sums_counts_and_points_per_student_and_category(service: ht
             },
         ],
     }
+    first = (await service.get(f"/pelanggaran/rekap?dari={day(-29)}&sampai={day(0)}&limit=2")).json()
+    assert first == {**rekap, "per_anak": rekap["per_anak"][:2]}  # the count and total stay those of all
     wider = (await service.get(f"/pelanggaran/rekap?dari={day(-60)}&sampai={day(0)}&kelas=7A")).json()
     assert [(r["id_anak"], r["poin"], r["berat"]) for r in wider["per_anak"]] == [("A001", 105, 1), ("A003", 50, 1)]
     assert wider["total"] == {"ringan": 1, "sedang": 1, "berat": 2, "jumlah": 4, "poin": 155}

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from mcp_asrama.service.crud import absensi_kumulatif, perubahan
 from mcp_asrama.service.crud.anak import FilterValues, anak_filters
-from mcp_asrama.service.crud.common import upsert
+from mcp_asrama.service.crud.common import Rekap, upsert
 from mcp_asrama.service.models import Absensi, Anak, RiwayatAbsensi
 from mcp_asrama.service.schemas.common import BELUM_DICATAT, STATUS_ABSENSI
 
@@ -203,27 +203,10 @@ def rekap_absensi(
     kelas: FilterValues,
     kamar: FilterValues,
     id_anak: str | None,
-) -> list[dict[str, Any]]:
-    """Per-student counts per status over [dari, sampai] (of the students with a record there), most absences
-    first; read from the running counts (`absensi_kumulatif`), not recounted."""
+    limit: int | None = None,
+) -> Rekap:
+    """Counts per status over [dari, sampai] of the students of the filter with a record there: in all, and per
+    student (the first `limit`, or all), most absences first; read from the running counts (`absensi_kumulatif`),
+    not recounted."""
     where = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
-    columns = (Anak.id, Anak.nama, Anak.kelas, Anak.kamar)
-    counted = []
-    for id_, nama, kelas_, kamar_, packed in absensi_kumulatif.ranges(session, dari, sampai, where, columns):
-        hadir, izin, sakit, alpa = absensi_kumulatif.counts(packed)
-        counted.append((-(izin + sakit + alpa), nama, id_, kelas_, kamar_, hadir, izin, sakit, alpa))
-    counted.sort()  # most absent, then nama, id: as plain tuples
-    return [
-        {
-            "id_anak": id_,
-            "nama": nama,
-            "kelas": kelas_,
-            "kamar": kamar_,
-            "hadir": hadir,
-            "izin": izin,
-            "sakit": sakit,
-            "alpa": alpa,
-            "tidak_hadir": -absent,
-        }
-        for absent, nama, id_, kelas_, kamar_, hadir, izin, sakit, alpa in counted
-    ]
+    return absensi_kumulatif.rekap(session, dari, sampai, where, limit)

@@ -22,6 +22,55 @@ def dialect(session: Session) -> str:
     return session.get_bind().dialect.name
 
 
+def by_codepoint(session: Session, column: Any) -> Any:
+    """`column` ordered by code point, as Python orders strings, whatever the database's collation (SQLite's default
+    BINARY already does: UTF-8 bytes sort as their code points)."""
+    return column.collate("C") if dialect(session) == "postgresql" else column
+
+
+@dataclass(frozen=True)
+class Rekap:
+    """Numbers over a range of days: how many students have any, the numbers in all, and the first students (or
+    all), each with theirs."""
+
+    jumlah_anak: int
+    total: dict[str, int]
+    per_anak: list[dict[str, Any]]
+
+
+def ranked(
+    session: Session,
+    source: Any,
+    students: Sequence[Any],
+    numbers: dict[str, Any],
+    where: Sequence[ColumnElement[bool]],
+    first: Sequence[Any],
+    limit: int | None,
+) -> Rekap:
+    """A `Rekap` of the rows of `source` (one a student) that `where` keeps: `students` (id, nama, kelas, kamar) and
+    `numbers` (name: expression) of each, the first `limit` (or all) ordered by `first`, then by name and id in code
+    point order. Summed, counted and sorted by the database (window sums): it sends only the rows asked for."""
+    columns = list(numbers.values())
+    query = (
+        select(*students, *columns, func.count().over(), *(func.sum(c).over() for c in columns))
+        .select_from(source)
+        .where(*where)
+        .order_by(*first, by_codepoint(session, students[1]), by_codepoint(session, students[0]))
+        .limit(limit)
+    )
+    rows = session.connection().execute(query).cursor.fetchall()
+    width = len(students) + len(columns)
+    if not rows:
+        return Rekap(0, dict.fromkeys(numbers, 0), [])
+    shown = []
+    for row in rows:
+        id_, nama, kelas, kamar, *values = row[:width]
+        counts = dict(zip(numbers, map(int, values), strict=True))
+        shown.append({"id_anak": id_, "nama": nama, "kelas": kelas, "kamar": kamar, **counts})
+    total = dict(zip(numbers, map(int, rows[0][width + 1 :]), strict=True))
+    return Rekap(jumlah_anak=int(rows[0][width]), total=total, per_anak=shown)
+
+
 def upsert(session: Session, model: type[Base], rows: Sequence[dict[str, Any]], key: Iterable[str]) -> None:
     """Insert `rows` into `model`'s table, updating the rows whose `key` columns already exist; a name's key column
     follows the name (`NAME_KEYS`). Rooms: NameClash when a new name folds onto a stored room's or another row's."""

@@ -2,13 +2,14 @@
 and juz memorised by ziyadah, the last deposit, the recent pace), counted with `mcp_asrama.quran` and kept in
 `hafalan_progres` by every write of deposits (`refresh`, `rebuild`), in its transaction."""
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from itertools import groupby
 from typing import Any, cast
 
-from sqlalchemy import Executable, Table, delete, insert, select
+from sqlalchemy import ColumnElement, Executable, Table, delete, func, insert, outerjoin, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama import quran
@@ -166,12 +167,66 @@ def _recent_from_deposits(session: Session, ids: Sequence[str], today: date) -> 
     return out
 
 
+@dataclass(slots=True)
+class ProgresSekolah:
+    """The progress of the students of a filter: how many, their ayat and juz (each rounded as shown) summed, and
+    the first of them (or all), most ayat first, then by name."""
+
+    jumlah_anak: int
+    ayat: int
+    juz: float
+    data: list[Progres]
+
+
 def progres(
-    session: Session, *, id_anak: str | None, kelas: FilterValues, kamar: FilterValues, today: date
-) -> list[Progres]:
-    """Every student of the filter with their progress, most ayat first (then by name): read from the kept
-    summaries (`hafalan_progres`); only the pace, which depends on `today`, is picked here from the kept ones."""
+    session: Session,
+    *,
+    id_anak: str | None,
+    kelas: FilterValues,
+    kamar: FilterValues,
+    today: date,
+    limit: int | None = None,
+) -> ProgresSekolah:
+    """The progress of every student of the filter, the first `limit` (or all) of them in `data`: read from the
+    kept summaries (`hafalan_progres`); only the pace, which depends on `today`, is picked here from the kept ones.
+    With a `limit`, the database sorts and sends only those students (and the sums' two columns), unless a student
+    written by another tool waits to be summed up (`hafalan_progres_basi`): then every student is read here."""
     filters = anak_filters(session, kelas=kelas, kamar=kamar, id_anak=id_anak)
+    stale = set(session.scalars(select(_STALE.c.id_anak)))  # written by another tool: counted here, not kept
+    if limit is not None and not stale:
+        return _first(session, filters, today, limit)
+    rows = _every(session, filters, today, stale)
+    return ProgresSekolah(len(rows), sum(p.ayat for p in rows), math.fsum(p.juz for p in rows), rows[:limit])
+
+
+def _first(session: Session, filters: list[ColumnElement[bool]], today: date, limit: int) -> ProgresSekolah:
+    """`progres` of the first `limit` students, sorted and cut by the database; the sums from the kept rows."""
+    kept = outerjoin(Anak.__table__, _PROGRES, _PROGRES.c.id_anak == Anak.id)
+    query = (
+        select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar, *(_PROGRES.c[c] for c in KEPT), func.count().over())
+        .select_from(kept)
+        .where(*filters)
+        .order_by(func.coalesce(_PROGRES.c.ayat, 0).desc(), Anak.nama, Anak.id)
+        .limit(limit)
+    )
+    rows = plain_rows(session, query)
+    sums = select(_PROGRES.c.ayat, _PROGRES.c.juz)
+    if filters:
+        sums = sums.where(_PROGRES.c.id_anak.in_(select(Anak.id).where(*filters)))
+    summed = plain_rows(session, sums)
+    by_id = {row[0]: row[4:-1] for row in rows if row[4] is not None}
+    data = _shown(session, [row[:4] for row in rows], by_id, today)
+    return ProgresSekolah(
+        jumlah_anak=int(rows[0][-1]) if rows else 0,
+        ayat=sum(ayat for ayat, _ in summed),
+        juz=math.fsum(round(juz, 2) for _, juz in summed),
+        data=data,
+    )
+
+
+def _every(session: Session, filters: list[ColumnElement[bool]], today: date, stale: set[str]) -> list[Progres]:
+    """`progres` of every student of the filter, most ayat first (then by name); the `stale` ones counted from
+    their deposits."""
     students = plain_rows(
         session, select(Anak.id, Anak.nama, Anak.kelas, Anak.kamar).where(*filters).order_by(Anak.nama, Anak.id)
     )
@@ -179,14 +234,24 @@ def progres(
     if filters:
         kept = kept.where(_PROGRES.c.id_anak.in_(select(Anak.id).where(*filters)))
     by_id = {row[0]: row[1:] for row in plain_rows(session, kept)}
-    stale = set(session.scalars(select(_STALE.c.id_anak)))  # written by another tool: counted here, not kept
     counted = _summarised(session, [s[0] for s in students if s[0] in stale]) if stale else {}
     for id_, row in counted.items():
         by_id[id_] = tuple(row[c] for c in KEPT)
     for id_ in stale - counted.keys():
         by_id.pop(id_, None)
+    out = _shown(session, students, by_id, today)
+    out.sort(key=lambda p: -p.ayat)  # stable: students with as many ayat stay by name
+    return out
+
+
+def _shown(
+    session: Session, students: Sequence[Sequence[Any]], by_id: dict[str, Sequence[Any]], today: date
+) -> list[Progres]:
+    """Each of `students` (id, nama, kelas, kamar) with their kept summary (`KEPT` columns, by id; none: nothing
+    deposited) as shown on `today`: the pace picked from the kept ones, or counted from the deposits when `today`
+    is before the last ziyadah."""
     day = today.toordinal()
-    early = [id_ for id_, row in by_id.items() if row[3] is not None and row[3] > day]
+    early = [s[0] for s in students if (row := by_id.get(s[0])) is not None and row[3] is not None and row[3] > day]
     recounted = _recent_from_deposits(session, early, today) if early else {}
     out = []
     per_week: dict[int, float] = {}  # ayat of the 28 days -> ayat a week, as rounded
@@ -204,5 +269,4 @@ def progres(
         if (week := per_week.get(recent)) is None:
             week = per_week[recent] = round(recent / (PACE_DAYS / 7), 1)
         out.append(Progres(id_, nama, kelas_, kamar_, ayat, round(juz, 2), date.fromordinal(last), week))
-    out.sort(key=lambda p: -p.ayat)  # stable: students with as many ayat stay by name
     return out

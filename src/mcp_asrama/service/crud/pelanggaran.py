@@ -5,12 +5,15 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
-from sqlalchemy import case, func, insert, select
+from sqlalchemy import case, func, insert, join, select
 from sqlalchemy.orm import Session
 
 from mcp_asrama.service.crud.anak import FilterValues, dated_filters
+from mcp_asrama.service.crud.common import Rekap, ranked
 from mcp_asrama.service.models import Anak, JenisPelanggaran, Pelanggaran
 from mcp_asrama.service.schemas.pelanggaran import KATEGORI_PELANGGARAN
+
+SUMMED = (*KATEGORI_PELANGGARAN, "jumlah", "poin")  # the numbers of a rekap, per student and in all
 
 # (kode, nama, kategori, poin): the kinds a new database starts with (revision 0002 inserts its own copy).
 DEFAULT_JENIS: tuple[tuple[str, str, str, int], ...] = (
@@ -55,21 +58,28 @@ def get_jenis(session: Session, kode: str) -> JenisPelanggaran | None:
 
 
 def rekap(
-    session: Session, *, dari: date, sampai: date, kelas: FilterValues, kamar: FilterValues
-) -> list[tuple[Anak, dict[str, int], int]]:
-    """Per student with at least one violation in [dari, sampai]: (student, count per kategori, points)."""
+    session: Session, *, dari: date, sampai: date, kelas: FilterValues, kamar: FilterValues, limit: int | None = None
+) -> Rekap:
+    """Per student with at least one violation in [dari, sampai]: counts per kategori, their number and points; in
+    all and per student (the first `limit`, or all), most points, then most violations first, then by name and id
+    in code point order. Counted, summed and sorted by the database: it sends only the rows asked for."""
     filters = dated_filters(
         session, Pelanggaran.tanggal, id_anak=None, kelas=kelas, kamar=kamar, dari=dari, sampai=sampai
     )
-    rows = session.execute(
-        select(Anak, Pelanggaran.kategori, func.count(), func.sum(Pelanggaran.poin))
+    counted = [func.count().filter(Pelanggaran.kategori == k).label(k) for k in KATEGORI_PELANGGARAN]
+    per = (
+        select(
+            Pelanggaran.id_anak,
+            *counted,
+            func.count().label("jumlah"),
+            func.coalesce(func.sum(Pelanggaran.poin), 0).label("poin"),
+        )
         .join(Anak, Anak.id == Pelanggaran.id_anak)
         .where(*filters)
-        .group_by(Anak.no, Pelanggaran.kategori)
+        .group_by(Pelanggaran.id_anak)
+        .subquery()
     )
-    per_anak: dict[str, tuple[Anak, dict[str, int], list[int]]] = {}
-    for anak, kategori, jumlah, poin in rows:
-        entry = per_anak.setdefault(anak.id, (anak, {}, [0]))
-        entry[1][kategori] = entry[1].get(kategori, 0) + int(jumlah)
-        entry[2][0] += int(poin or 0)
-    return [(a, counts, poin[0]) for a, counts, poin in per_anak.values()]
+    numbers = {name: per.c[name] for name in SUMMED}
+    first = (per.c.poin.desc(), per.c.jumlah.desc())
+    source = join(Anak.__table__, per, per.c.id_anak == Anak.id)
+    return ranked(session, source, (Anak.id, Anak.nama, Anak.kelas, Anak.kamar), numbers, (), first, limit)

@@ -5,7 +5,7 @@ student's memorisation progress (`hafalan_progres`, refreshed by our writes of d
 
 from datetime import date
 
-from sqlalchemy import BigInteger, Date, Float, ForeignKey, Integer, String
+from sqlalchemy import BigInteger, Date, Float, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mcp_asrama.service.models.base import Base
@@ -50,4 +50,8 @@ class AbsensiKumulatif(Base):
     tanggal: Mapped[date] = mapped_column(Date, primary_key=True)
     jumlah: Mapped[int] = mapped_column(BigInteger)
 
-    __table_args__ = ({"sqlite_with_rowid": False},)  # the key is the table: a seek reads `jumlah` at once
+    __table_args__ = (
+        # A day's rows, one index range holding the counts: a whole school's rekap joins them (revision 0010)
+        Index("ix_absensi_kumulatif_hari", "tanggal", "id_anak", "jumlah"),
+        {"sqlite_with_rowid": False},  # the key is the table: a seek reads `jumlah` at once
+    )

@@ -32,7 +32,7 @@ from mcp_asrama.service.schemas.absensi import (
     RekapAnak,
     RiwayatPublic,
 )
-from mcp_asrama.service.schemas.common import BELUM_DICATAT, STATUS_ABSENSI, AnakId, Cari, StatusHarian, Tanggal
+from mcp_asrama.service.schemas.common import BELUM_DICATAT, AnakId, Cari, StatusHarian, Tanggal
 
 router = APIRouter(prefix="/absensi", tags=["absensi"], dependencies=[TokenDep])
 
@@ -104,14 +104,13 @@ def rekap_absensi(
         raise HTTPException(status_code=422, detail="sampai harus sama dengan atau sesudah dari")
     if (sampai - dari).days >= MAX_RANGE_DAYS:
         raise HTTPException(status_code=422, detail=f"rentang paling panjang {MAX_RANGE_DAYS} hari")
-    per_anak = crud_absensi.rekap_absensi(session, dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak)
-    total = JumlahStatus(**{s: sum(r[s] for r in per_anak) for s in STATUS_ABSENSI})
+    rekap = crud_absensi.rekap_absensi(session, dari, sampai, kelas=kelas, kamar=kamar, id_anak=id_anak, limit=limit)
     return RekapAbsensi(
         dari=dari,
         sampai=sampai,
-        total=total,
-        jumlah_anak=len(per_anak),
-        per_anak=[RekapAnak(**r) for r in per_anak[:limit]],
+        total=JumlahStatus(**rekap.total),
+        jumlah_anak=rekap.jumlah_anak,
+        per_anak=[RekapAnak(**r) for r in rekap.per_anak],
     )
 
 

@@ -12,7 +12,6 @@ from mcp_asrama.service.models import Anak, JenisPelanggaran, Pelanggaran
 from mcp_asrama.service.records import PagingDep, RecordFilterDep
 from mcp_asrama.service.routes.common import DariWajib, Filter, SampaiWajib, check_not_future, check_period
 from mcp_asrama.service.schemas.pelanggaran import (
-    KATEGORI_PELANGGARAN,
     DaftarJenisPelanggaran,
     DaftarPelanggaran,
     JenisPelanggaranPublic,
@@ -88,20 +87,11 @@ def rekap_pelanggaran(
     """Counts per category and points over [dari, sampai] (at most 366 days): in all, and per student with at least
     one violation, most points first (the first `limit` of them when given)."""
     check_period(dari, sampai)
-    per_anak = []
-    for anak, counts, poin in crud.rekap(session, dari=dari, sampai=sampai, kelas=kelas, kamar=kamar):
-        per_anak.append(
-            RekapAnakPelanggaran(
-                **records.student(anak),
-                **{k: counts.get(k, 0) for k in KATEGORI_PELANGGARAN},
-                jumlah=sum(counts.values()),
-                poin=poin,
-            )
-        )
-    per_anak.sort(key=lambda r: (-r.poin, -r.jumlah, r.nama, r.id_anak))
-    total = JumlahPelanggaran(
-        **{k: sum(getattr(r, k) for r in per_anak) for k in KATEGORI_PELANGGARAN},
-        jumlah=sum(r.jumlah for r in per_anak),
-        poin=sum(r.poin for r in per_anak),
+    rekap = crud.rekap(session, dari=dari, sampai=sampai, kelas=kelas, kamar=kamar, limit=limit)
+    return RekapPelanggaran(
+        dari=dari,
+        sampai=sampai,
+        jumlah_anak=rekap.jumlah_anak,
+        total=JumlahPelanggaran(**rekap.total),
+        per_anak=[RekapAnakPelanggaran(**r) for r in rekap.per_anak],
     )
-    return RekapPelanggaran(dari=dari, sampai=sampai, jumlah_anak=len(per_anak), total=total, per_anak=per_anak[:limit])

@@ -2,13 +2,16 @@
 only once the fsync covering its line succeeded, and a failed batch fails every caller in it (fail closed).
 
 `os.fsync` and `os.write` are wrapped (the OS, not our component) to count them, hold the first fsync until the
-other callers wait, fail one, or rotate the file between two batches as logrotate may.
+other callers wait, fail one, or rotate the file between two batches as logrotate may. A held fsync of a line from
+the event loop is the writer thread's: the log is told its disk is slow (`slow`), as after a slow batch, since a
+batch the loop writes itself holds the loop (tests/server/guard/test_audit_on_the_loop.py).
 """
 
 import errno
 import json
 import os
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,9 +42,9 @@ def line(subject: str, n: int) -> dict[str, Any]:
 
 
 class Disk:
-    """Wraps `os.fsync` and `os.write`: counts them and the lines of each write, records the bytes made durable, and
-    on the k-th fsync (from 1) waits first until `hold[k]` lines in all are written or queued, fails (`fail`), or
-    moves the file away after it (`rotate`)."""
+    """Wraps `os.fsync` and `os.write`: counts them and the lines of each write, records the bytes made durable and
+    each fsync's thread, and on the k-th fsync (from 1) waits first until `hold[k]` lines in all are written or
+    queued, fails (`fail`), or moves the file away after it (`rotate`)."""
 
     def __init__(self, writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch) -> None:
         self.writer, self.fsyncs, self.durable = writer, 0, 0
@@ -49,6 +52,7 @@ class Disk:
         self.hold: dict[int, int] = {}
         self.fail, self.rotate = set[int](), set[int]()
         self.rotated: list[Path] = []
+        self.threads: list[int] = []  # the thread of each fsync
         self.pause = 0.0
         monkeypatch.setattr(os, "fsync", self.fsync)
         monkeypatch.setattr(os, "write", self.write)
@@ -67,6 +71,7 @@ class Disk:
 
     def fsync(self, fd: int) -> None:
         self.fsyncs += 1  # one batch at a time in the process: no race
+        self.threads.append(threading.get_ident())
         k = self.fsyncs
         if k in self.hold:
             deadline = time.monotonic() + 20
@@ -82,6 +87,12 @@ class Disk:
             moved = self.writer.path.with_suffix(f".{len(self.rotated) + 1}")
             self.writer.path.rename(moved)
             self.rotated.append(moved)
+
+
+def slow(writer: audit_log.AuditLog) -> audit_log.AuditLog:
+    """`writer` as after a batch slower than `_FAST`: the event loop's lines go to the writer thread."""
+    writer._slow = True
+    return writer
 
 
 def held_batch(writer: audit_log.AuditLog, disk: Disk, followers: list[dict[str, Any]]) -> list[Future[Any]]:
@@ -226,7 +237,7 @@ def test_rotations_between_batches_under_load_keep_every_line_and_each_file_chai
 async def test_a_failed_fsync_fails_every_awaiting_caller_of_its_batch(
     log_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writer = audit_log.AuditLog(log_path)
+    writer = slow(audit_log.AuditLog(log_path))
     disk = Disk(writer, monkeypatch)
     disk.hold[1], disk.fail = 8, {2}
     outcomes: list[BaseException | int] = []
@@ -250,7 +261,7 @@ async def test_a_failed_fsync_fails_every_awaiting_caller_of_its_batch(
 async def test_a_caller_that_stops_waiting_leaves_the_others_and_its_line_is_written(
     log_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writer = audit_log.AuditLog(log_path)
+    writer = slow(audit_log.AuditLog(log_path))
     disk = Disk(writer, monkeypatch)
     disk.hold[1] = 3
     seqs: dict[str, int] = {}
@@ -282,14 +293,16 @@ async def test_the_writer_thread_ends_when_idle_and_the_next_line_starts_another
     log_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(audit_log, "_IDLE", 0.05)
-    writer = audit_log.AuditLog(log_path)
+    writer = slow(audit_log.AuditLog(log_path))
     assert (await writer.append_async(line("task", 0)))["seq"] == 1
     assert writer._writer == os.getpid()
     deadline = time.monotonic() + 10
     while writer._writer:
         assert time.monotonic() < deadline, "the writer thread never ended"
         await anyio.sleep(0.01)
+    writer._slow = True
     assert (await writer.append_async(line("task", 1)))["seq"] == 2
+    assert writer._writer == os.getpid()
     assert audit_check.verify(log_path)[1].startswith("intact: 2 entries")
 
 
@@ -344,7 +357,7 @@ async def eight_calls(
     held (until their lines wait); the fsyncs numbered in `fail` fail."""
     server = server_for(app, audit_log=path)
     [auditor] = [m for m in server.middleware if isinstance(m, audit.Auditor)]
-    disk = Disk(auditor.log, monkeypatch)
+    disk = Disk(slow(auditor.log), monkeypatch)
     disk.hold[1], disk.fail = 8, fail
     results: list[CallToolResult] = []
     async with Client(server, mode="2026-07-28", cache=None) as client:

@@ -13,7 +13,7 @@ from mcp import Client, MCPDeprecationWarning
 from mcp.shared.exceptions import MCPError
 from mcp_types import PromptReference, Request, Result
 
-from mcp_asrama.server.guard import audit, audit_log
+from mcp_asrama.server.guard import audit, audit_file, audit_log
 from tests.server.conftest import server_for
 
 pytestmark = pytest.mark.anyio
@@ -64,13 +64,13 @@ async def test_methods_that_can_disclose_and_unknown_methods_are_audited(service
 
 
 def low_space_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == audit_log.__name__ and r.getMessage() == audit_log.LOW_SPACE]
+    return [r for r in caplog.records if r.name == audit_file.__name__ and r.getMessage() == audit_file.LOW_SPACE]
 
 
 def test_low_free_space_warns_at_most_once_per_interval(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """The real file system's free space, with a threshold above any disk's size."""
-    caplog.set_level(logging.WARNING, logger=audit_log.__name__)
-    log = audit_log.AuditLog(tmp_path / "audit.jsonl", space=audit_log.FreeSpace(min_bytes=2**62, every=3600))
+    caplog.set_level(logging.WARNING, logger=audit_file.__name__)
+    log = audit_log.AuditLog(tmp_path / "audit.jsonl", space=audit_file.FreeSpace(min_bytes=2**62, every=3600))
     for n in range(20):
         log.append({"time": "t", "event": "request", "method": "tools/call", "n": n})
 
@@ -83,16 +83,16 @@ def test_low_free_space_warns_at_most_once_per_interval(tmp_path: Path, caplog: 
 
 
 def test_low_free_space_warns_again_after_the_interval(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger=audit_log.__name__)
-    log = audit_log.AuditLog(tmp_path / "audit.jsonl", space=audit_log.FreeSpace(min_ratio=1.01, every=0))
+    caplog.set_level(logging.WARNING, logger=audit_file.__name__)
+    log = audit_log.AuditLog(tmp_path / "audit.jsonl", space=audit_file.FreeSpace(min_ratio=1.01, every=0))
     for n in range(3):
         log.append({"time": "t", "event": "request", "method": "tools/call", "n": n})
     assert len(low_space_warnings(caplog)) == 3
 
 
 def test_enough_free_space_warns_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger=audit_log.__name__)
-    log = audit_log.AuditLog(tmp_path / "audit.jsonl", space=audit_log.FreeSpace(min_bytes=0, min_ratio=0, every=0))
+    caplog.set_level(logging.WARNING, logger=audit_file.__name__)
+    log = audit_log.AuditLog(tmp_path / "audit.jsonl", space=audit_file.FreeSpace(min_bytes=0, min_ratio=0, every=0))
     log.append({"time": "t", "event": "request", "method": "tools/call"})
     assert low_space_warnings(caplog) == []
 
@@ -100,11 +100,11 @@ def test_enough_free_space_warns_nothing(tmp_path: Path, caplog: pytest.LogCaptu
 async def test_a_server_on_a_nearly_full_disk_warns_and_still_answers(
     service_app: FastAPI, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger=audit_log.__name__)
+    caplog.set_level(logging.WARNING, logger=audit_file.__name__)
     path = tmp_path / "audit.jsonl"
     server = server_for(service_app, audit_log=path)
     [auditor] = [m for m in server.middleware if isinstance(m, audit.Auditor)]
-    auditor.log.space = audit_log.FreeSpace(min_bytes=2**62)
+    auditor.log.space = audit_file.FreeSpace(min_bytes=2**62)
     async with Client(server, mode="2026-07-28", cache=None) as client:
         for _ in range(5):
             assert not (await client.call_tool("detail_anak", {"id_anak": "A001"})).is_error

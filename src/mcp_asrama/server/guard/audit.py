@@ -50,6 +50,7 @@ goes to stderr: a school must be able to account for every disclosure. Other aud
 fail open, logged to stderr too.
 """
 
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -92,6 +93,8 @@ DISCLOSING = frozenset(
         "resources/subscribe",
     }
 )
+# Requests that stay open (their line comes when they end): other lines never wait for them to share an fsync.
+STREAMS = frozenset({"subscriptions/listen"})
 # What cannot: never in the chain. Any method in neither set (one we do not know) is audited.
 UNAUDITED = NO_DATA_METHODS | {"logging/setLevel"}
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -254,6 +257,25 @@ class Auditor:
             return False
         return True
 
+    async def _handled(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        call_next: CallNext,
+        declared: set[str],
+        written: dict[str, Any],
+        health: list[Any],
+    ) -> HandlerResult:
+        """The handler's result, what it declares gathered in `declared`, `written` and `health`; while it runs the
+        log knows that its line is to come (not for a stream, which stays open)."""
+        reset, reset_written, reset_health = _declared.set(declared), _written.set(written), _health.set(health)
+        try:
+            with contextlib.nullcontext() if ctx.method in STREAMS else self.log.coming():
+                return await call_next(ctx)
+        finally:
+            _declared.reset(reset)
+            _written.reset(reset_written)
+            _health.reset(reset_health)
+
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None or not audited(ctx.method):
             return await call_next(ctx)
@@ -267,9 +289,8 @@ class Auditor:
         declared: set[str] = set()
         written: dict[str, Any] = {}
         health: list[Any] = []
-        reset, reset_written, reset_health = _declared.set(declared), _written.set(written), _health.set(health)
         try:
-            result = await call_next(ctx)
+            result = await self._handled(ctx, call_next, declared, written, health)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self._record(done("cancelled", disclosed=[], **_write_fields(self._writes(fields), "x", written)))
@@ -280,10 +301,6 @@ class Auditor:
             write = _write_fields(self._writes(fields), "error", written)
             await self._record(done("error", code=code, disclosed=[], **write))
             raise
-        finally:
-            _declared.reset(reset)
-            _written.reset(reset_written)
-            _health.reset(reset_health)
         wire = _wire(result)
         outcome = "tool_error" if ctx.method == "tools/call" and wire.get("isError") is True else "ok"
         disclosed: list[str] = []

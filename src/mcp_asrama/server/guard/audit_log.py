@@ -2,33 +2,38 @@
 
 Lines are written by group commit: the lines of concurrent callers go out in one `write` on an `O_APPEND` file and one
 `fsync`, and each caller returns only once the `fsync` covering its line succeeded (a failed `write` or `fsync` fails
-every caller of that batch: none is reported durable). In the process one batch is written at a time, by the first
-waiting caller's thread (`append`) or, for callers on the event loop (`append_async`), by the log's writer thread, which
-wakes the loop once per batch and ends after a second idle. Between processes `flock` serializes them (POSIX; on Windows
-assume one writer). The file stays open between lines; before each batch, under `flock`, the path is checked to still
-name the open file (device and inode): a file moved away or deleted (rotation) is closed and the path opened again
-(created 0600 if need be). A writer that finds the file grown, shrunk or replaced re-reads the tail before chaining. A
-line cut short by a crash (no newline at the end) is never chained over silently: the next writer ends it and writes a
-`torn_tail` entry chained to the torn bytes' SHA-256, which `verify` reports by line number. After a write, the free
-space of the file's folder is checked (at most once a minute): below 512 MiB or 5 % a warning goes to stderr; the check
-never delays or refuses a request.
+every caller of that batch: none is reported durable). In the process one batch is written at a time:
+- by the first waiting caller's thread, for callers in threads (`append`);
+- for callers on the event loop (`append_async`, the server's), on the loop itself while the disk is fast (the last
+  batch took at most `_FAST`): no thread to wake, and the loop waits for one fast `fsync` per batch. A line waits
+  there for the lines of the requests still running (`coming`), at most `_WINDOW`, so that they share the `fsync`; a
+  lone request's line goes out at once. After a slower batch, batches go to the log's writer thread, which wakes the
+  loop once per batch and ends after a second idle, so that a slow disk never stalls the loop; a fast batch there
+  brings them back.
+Between processes `flock` serializes them (POSIX; on Windows assume one writer). The file stays open between lines;
+before each batch, under `flock`, the path is checked to still name the open file (device and inode): a file moved
+away or deleted (rotation) is closed and the path opened again (created 0600 if need be). A writer that finds the file
+grown, shrunk or replaced re-reads the tail before chaining. A line cut short by a crash (no newline at the end) is
+never chained over silently: the next writer ends it and writes a `torn_tail` entry chained to the torn bytes'
+SHA-256, which `verify` reports by line number. After a write, the free space of the file's folder is checked (at
+most once a minute, `audit_file.FreeSpace`): low, a warning goes to stderr; the check never delays or refuses a
+request.
 """
 
 import asyncio
 import contextlib
 import logging
 import os
-import shutil
-import sys
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mcp_asrama.server.guard.audit_file import FreeSpace, flock, last_lines, unlock
 from mcp_asrama.server.guard.audit_seal import (
     GENESIS,
     HASH,
@@ -43,56 +48,8 @@ from mcp_asrama.server.guard.audit_seal import (
 log = logging.getLogger(__name__)
 
 _IDLE = 1.0  # seconds the writer thread waits for a line before it ends (the next `append_async` starts another)
-LOW_SPACE = "audit log's disk is nearly full: free space before the log stops every data request"
-_MAX_TAIL = 16 * 1024 * 1024
-
-if sys.platform == "win32":  # pragma: no cover - no flock: one writer process per file
-
-    def _flock(fd: int) -> None:
-        pass
-
-    def _unlock(fd: int) -> None:
-        pass
-
-else:
-    import fcntl
-
-    def _flock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-def _read_at(fd: int, offset: int, size: int) -> bytes:
-    os.lseek(fd, offset, os.SEEK_SET)
-    chunks, left = [], size
-    while left > 0:
-        chunk = os.read(fd, left)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
-def _last_lines(fd: int, size: int, want: int = 2) -> list[tuple[int, bytes, bool]]:
-    """Up to `want` last lines as (offset, bytes, ends with a newline), oldest first, read backwards."""
-    buffer, start = b"", size
-    while start > 0 and buffer.count(b"\n", 0, max(len(buffer) - 1, 0)) < want and size - start < _MAX_TAIL:
-        step = min(64 * 1024, start)
-        start -= step
-        buffer = _read_at(fd, start, step) + buffer
-    terminated = buffer.endswith(b"\n")
-    parts = (buffer[:-1] if terminated else buffer).split(b"\n")
-    lines, position = [], start
-    for part in parts:
-        lines.append((position, part, True))
-        position += len(part) + 1
-    lines = lines[1:] if start > 0 else lines  # the first begins mid-line
-    if lines:
-        lines[-1] = (*lines[-1][:2], terminated)
-    return lines[-want:]
+_FAST = 0.002  # seconds: a batch written within this keeps batches on the event loop; a slower one moves them off
+_WINDOW = 0.002  # seconds a line on the event loop waits, at most, for the lines of requests still running
 
 
 @dataclass(eq=False)
@@ -137,32 +94,6 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-@dataclass
-class FreeSpace:
-    """Warns when the audit file's file system runs low: below `min_bytes` or `min_ratio` of its size free.
-
-    Checked at most once every `every` seconds (so it warns at most once per interval); never raises.
-    """
-
-    min_bytes: int = 512 * 1024 * 1024
-    min_ratio: float = 0.05
-    every: float = 60.0
-    _due: float = float("-inf")
-
-    def check(self, path: Path) -> None:
-        now = time.monotonic()
-        if now < self._due:
-            return
-        self._due = now + self.every
-        try:
-            usage = shutil.disk_usage(path.parent)
-        except OSError:
-            return  # a missing folder: the write itself reports it
-        if usage.free < self.min_bytes or usage.free < usage.total * self.min_ratio:
-            percent = round(100 * usage.free / usage.total, 1) if usage.total else 0.0
-            log.warning(LOW_SPACE, extra={"path": str(path), "free_bytes": usage.free, "free_percent": percent})
-
-
 class AuditLog:
     """The append-only, hash-chained file, sealed with `key` when given (HMAC).
 
@@ -178,9 +109,12 @@ class AuditLog:
         lock = threading.Lock()  # guards `_queue`, `_writing` and `_writer`
         self._turn = threading.Condition(lock)  # wakes the callers waiting in `append` when a batch ends
         self._queue: list[_Ticket] = []  # lines waiting for the next batch
-        self._writing = False  # a batch is being written (by the caller or the writer thread that took it)
+        self._writing = False  # a batch is being written (by a caller, the event loop or the writer thread)
         self._work = threading.Condition(lock)  # wakes the writer thread: lines wait and no batch is in flight
         self._writer = 0  # the process whose writer thread runs (0: none; another pid: inherited through a fork)
+        self._slow = False  # the last batch took longer than `_FAST`: the writer thread writes the loop's lines
+        self._coming = 0  # requests running on the event loop whose lines are still to come (`coming`)
+        self._flush: tuple[asyncio.AbstractEventLoop, asyncio.Handle | asyncio.TimerHandle] | None = None
         self._known: tuple[int, int, int] | None = None  # (device, inode, size) after our last write
         self._prev, self._seq = GENESIS, 0
         self._fd: int | None = None  # the file, open between lines, by the process that opened it
@@ -195,7 +129,7 @@ class AuditLog:
             return  # none yet (or unreadable: the first write reports it, and data fails closed)
         try:
             size = os.fstat(fd).st_size
-            sealed = [raw for _, raw, whole in _last_lines(fd, size) if whole and seal_kind(raw)] if size else []
+            sealed = [raw for _, raw, whole in last_lines(fd, size) if whole and seal_kind(raw)] if size else []
         finally:
             os.close(fd)
         if not sealed:
@@ -234,20 +168,64 @@ class AuditLog:
         self._batch(batch)
         return ticket.outcome()
 
+    @contextlib.contextmanager
+    def coming(self) -> Iterator[None]:
+        """On the event loop, around a request whose line will follow: while it runs, the lines of others may wait
+        for it (at most `_WINDOW`) to share their `fsync`. Leave out a request that stays open (a stream)."""
+        self._coming += 1
+        try:
+            yield
+        finally:
+            self._coming -= 1
+
     async def append_async(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """`append` for a caller on an asyncio event loop, without a thread per call: the line joins the queue and
-        the log's writer thread (started when needed) writes its batch, then wakes the loop once for all its lines.
-        Returns once the line is durable; raises as `append` does."""
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        ticket = _Ticket(fields, future)
+        its batch is written on the loop (or, after a slow batch, by the log's writer thread, started when needed,
+        which then wakes the loop once for all its lines). Returns once the line is durable; raises as `append`
+        does."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         with self._turn:
-            if self._writer != os.getpid():
-                threading.Thread(target=self._serve, name="audit-log-writer", daemon=True).start()
-                self._writer = os.getpid()
-            elif not self._writing:
-                self._work.notify()
-            self._queue.append(ticket)
+            self._queue.append(_Ticket(fields, future))
+            if self._slow:
+                self._wake_writer()
+        if not self._slow:
+            self._schedule(loop)
         return await future
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Have the loop write the queue: at once when no request's line is still to come, else within `_WINDOW`."""
+        now = self._coming <= 0
+        if self._flush is not None:
+            planned_on, planned = self._flush
+            if planned_on is loop and not (now and isinstance(planned, asyncio.TimerHandle)):
+                return  # it will take this line too
+            planned.cancel()
+        handle = loop.call_soon(self._on_loop, loop) if now else loop.call_later(_WINDOW, self._on_loop, loop)
+        self._flush = (loop, handle)
+
+    def _on_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the loop: write the queue as one batch, unless a batch is in flight or the disk got slow (then the
+        writer thread takes it)."""
+        self._flush = None
+        with self._turn:
+            if not self._queue:
+                return
+            if self._writing or self._slow:
+                self._wake_writer()
+                return
+            self._writing = True
+            batch, self._queue = self._queue, []
+        with contextlib.suppress(Exception):  # each caller gets its outcome from its ticket
+            self._batch(batch, loop)
+
+    def _wake_writer(self) -> None:
+        """(Under the lock.) Have the writer thread write the queue: start it, or wake it if it waits idle."""
+        if self._writer != os.getpid():
+            threading.Thread(target=self._serve, name="audit-log-writer", daemon=True).start()
+            self._writer = os.getpid()
+        elif not self._writing:
+            self._work.notify()
 
     def _serve(self) -> None:
         """The writer thread: batch after batch while lines come, then (a second idle) it ends."""
@@ -262,12 +240,14 @@ class AuditLog:
             with contextlib.suppress(BaseException):  # each caller gets its outcome from its ticket
                 self._batch(batch)
 
-    def _batch(self, batch: list[_Ticket]) -> None:
+    def _batch(self, batch: list[_Ticket], here: asyncio.AbstractEventLoop | None = None) -> None:
         """Write `batch` (taken from the queue, `_writing` set), then wake its callers: threads waiting in `append`,
-        and each event loop with lines in it, once."""
+        and each event loop with lines in it, once (`here`, the loop this runs on, directly)."""
+        started = time.perf_counter()
         try:
             self._commit(batch)
         finally:
+            self._slow = time.perf_counter() - started > _FAST
             waiting: dict[asyncio.AbstractEventLoop, list[_Ticket]] = {}
             with self._turn:
                 self._writing = False
@@ -276,11 +256,14 @@ class AuditLog:
                     if queued.future is not None:
                         waiting.setdefault(queued.future.get_loop(), []).append(queued)
                 self._turn.notify_all()
-                if self._queue:
-                    self._work.notify()
+                if self._queue and (self._slow or here is None):
+                    self._wake_writer()
             for loop, tickets in waiting.items():
-                with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody waits there
-                    loop.call_soon_threadsafe(_settle, tickets)
+                if loop is here:
+                    _settle(tickets)
+                else:
+                    with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody waits there
+                        loop.call_soon_threadsafe(_settle, tickets)
         self.space.check(self.path)
 
     def close(self) -> None:
@@ -299,7 +282,7 @@ class AuditLog:
                     self._resync(fd, stat)
                 self._write(fd, batch)
             finally:
-                _unlock(fd)
+                unlock(fd)
         except BaseException as exc:
             self._known = None
             self.close()
@@ -318,7 +301,7 @@ class AuditLog:
                 self._closer = weakref.finalize(self, os.close, fd)
                 opened = os.fstat(fd)
                 self._fd, self._opened = fd, (os.getpid(), opened.st_dev, opened.st_ino)
-            _flock(self._fd)
+            flock(self._fd)
             try:
                 stat = os.stat(self.path)
             except FileNotFoundError:  # moved away or deleted
@@ -359,7 +342,7 @@ class AuditLog:
         if self._known is not None and self._known[:2] == (stat.st_dev, stat.st_ino) and stat.st_size < self._known[2]:
             log.warning("audit log shrank since our last write", extra={"path": str(self.path)})
         self._prev, self._seq = GENESIS, 0
-        lines = _last_lines(fd, stat.st_size) if stat.st_size else []
+        lines = last_lines(fd, stat.st_size) if stat.st_size else []
         opened = [unseal(raw, self.key) for _, raw, _ in lines]
         for entry, _, _ in opened:
             if entry is not None and isinstance(entry.get("seq"), int):

@@ -1,0 +1,155 @@
+"""The server's audit lines are written on its event loop while the disk is fast: no thread to wake for a lone line,
+the lines of requests running together share one fsync (a line waits for them at most `_WINDOW`), a failed fsync
+fails every line of its batch, and a slow batch moves writing to the writer thread so that a slow disk never stalls
+the loop, until a fast batch there brings it back. `os.fsync` and `os.write` are wrapped as in
+test_audit_group_commit (the OS, not our component)."""
+
+import errno
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from fastapi import FastAPI
+from mcp import Client
+
+from mcp_asrama.server.guard import audit, audit_check, audit_log
+from tests.server.conftest import server_for
+from tests.server.guard.test_audit_group_commit import Disk, entries, line
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> audit_log.AuditLog:
+    return audit_log.AuditLog(tmp_path / "audit.jsonl")
+
+
+async def test_a_lone_line_is_written_on_the_loop_at_once_and_no_thread_starts(
+    writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit_log, "_WINDOW", 60.0)  # were it to wait, the test would time out
+    disk = Disk(writer, monkeypatch)
+    with anyio.fail_after(10):
+        written = [await writer.append_async(line("lone", n)) for n in range(3)]
+
+    assert [e["seq"] for e in written] == [1, 2, 3] and disk.lines == [1, 1, 1]
+    assert disk.threads == [threading.get_ident()] * 3 and writer._writer == 0
+    assert disk.durable == writer.path.stat().st_size  # each returned once its fsync was done
+    assert audit_check.verify(writer.path)[1].startswith("intact: 3 entries")
+
+
+async def test_the_lines_of_requests_running_together_wait_for_each_other_and_share_one_fsync(
+    writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit_log, "_WINDOW", 60.0)  # only the last request's end lets the batch go
+    disk = Disk(writer, monkeypatch)
+    ends = [anyio.Event() for _ in range(3)]
+    written: dict[int, int] = {}
+
+    async def request(n: int) -> None:
+        with writer.coming():
+            await ends[n].wait()
+        written[n] = (await writer.append_async(line("request", n)))["seq"]
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            for n in range(3):
+                group.start_soon(request, n)
+            await anyio.sleep(0.01)
+            for n in (2, 0):
+                ends[n].set()
+                await anyio.sleep(0.01)
+                assert not written and disk.fsyncs == 0  # their lines wait for the request still running
+            ends[1].set()
+
+    assert sorted(written.values()) == [1, 2, 3] and disk.lines == [3] and disk.fsyncs == 1
+    assert [e["n"] for e in entries(writer.path)] == [2, 0, 1]
+
+
+async def test_a_line_waits_for_running_requests_no_longer_than_the_window(
+    writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit_log, "_WINDOW", 0.05)
+    disk = Disk(writer, monkeypatch)
+    with writer.coming(), anyio.fail_after(10):  # a request that runs on meanwhile
+        started = time.monotonic()
+        assert (await writer.append_async(line("request", 0)))["seq"] == 1
+        waited = time.monotonic() - started
+    assert 0.04 <= waited < 5 and disk.lines == [1]
+
+
+async def test_a_failed_fsync_on_the_loop_fails_every_line_of_its_batch_and_the_chain_goes_on(
+    writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = Disk(writer, monkeypatch)
+    disk.fail = {1}
+    outcomes: list[Any] = []
+
+    async def appender(n: int) -> None:
+        try:
+            outcomes.append((await writer.append_async(line("task", n)))["seq"])
+        except OSError as exc:
+            outcomes.append(exc.errno)
+
+    async with anyio.create_task_group() as group:  # both queue before the loop writes: one batch
+        group.start_soon(appender, 0)
+        group.start_soon(appender, 1)
+
+    assert outcomes == [errno.EIO, errno.EIO] and disk.lines == [2]
+    assert disk.threads == [threading.get_ident()]
+    assert (await writer.append_async(line("after", 0)))["seq"] == 3
+    assert audit_check.verify(writer.path)[1].startswith("intact: 3 entries")
+
+
+async def test_a_slow_batch_moves_writing_off_the_loop_and_a_fast_one_brings_it_back(
+    writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = Disk(writer, monkeypatch)
+    loop = threading.get_ident()
+    ticks = 0
+
+    async def ticking() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0.001)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ticking)
+        disk.pause = 0.1  # a slow disk
+        await writer.append_async(line("slow", 0))  # on the loop, as the disk was fast: the loop waited
+        before = ticks
+        await writer.append_async(line("slow", 1))  # on the writer thread: the loop went on
+        ticked = ticks - before
+        disk.pause = 0.0
+        await writer.append_async(line("fast", 0))  # still off the loop; a fast batch
+        await writer.append_async(line("fast", 1))  # back on the loop
+        group.cancel_scope.cancel()
+
+    assert disk.threads[0] == loop and disk.threads[3] == loop
+    assert disk.threads[1] == disk.threads[2] != loop and writer._writer == os.getpid()
+    assert ticked >= 10  # the loop ran during the slow fsync it no longer waited for
+    assert audit_check.verify(writer.path)[1].startswith("intact: 4 entries")
+
+
+async def test_a_listen_stream_open_holds_no_line_back(
+    service_app: FastAPI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream stays open: the lines of calls meanwhile do not wait for it (were they to, the window is a minute)."""
+    monkeypatch.setattr(audit_log, "_WINDOW", 60.0)
+    path = tmp_path / "audit.jsonl"
+    server = server_for(service_app, audit_log=path)
+    async with (
+        Client(server, mode="2026-07-28", cache=None) as client,
+        client.listen(resource_subscriptions=["asrama://anak/A001"]),
+    ):
+        with anyio.fail_after(10):
+            for _ in range(3):
+                assert not (await client.call_tool("detail_anak", {"id_anak": "A001"})).is_error
+    [auditor] = [m for m in server.middleware if isinstance(m, audit.Auditor)]
+    assert auditor.log._coming == 0
+    assert [e["method"] for e in entries(path)] == ["tools/call"] * 3 + ["subscriptions/listen"]

@@ -9,8 +9,7 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    subprocesses under the SDK's stdio client, as a host runs them; of each kind one has no audit and one writes its
    audit file in the run's temporary folder (a real file on the machine's disk, fsync'd); one more in process and one
    over stdio write their files on tmpfs (/dev/shm, if there is one), where fsync reaches no disk: the audit's cost
-   without the disk's; and one more on tmpfs writes each line on the event loop instead of the log's writer thread (a
-   diagnosis, not how the server runs: what the thread's handoff costs inside a real call); with `--baseline REV`,
+   without the disk's; with `--baseline REV`,
    one more audited stdio server runs revision REV's source (`git archive`, on PYTHONPATH): before and after in the
    same run;
 3. `cari_anak` (`kelas=7A, limit=20`: 20 students disclosed per call) is sent to each, 2026-07-28 era, as a
@@ -26,7 +25,7 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    rounds' lowest and highest, and the CPU per call of each stdio server's process (/proc, around each slice);
 6. the parts of an audited call, each timed alone (interleaved too) on the real result of the same call: the line's
    write (`append`: flock, write, fsync) inline, through a worker thread and as the server writes it
-   (`append_async`: the log's writer thread), a worker thread's handoff with no work,
+   (`append_async`: on the event loop while the disk is fast), a worker thread's handoff with no work,
    and finding the disclosed ids in the result's wire dict (what the SDK hands the middleware).
 
 Prints a markdown report on stdout, progress on stderr; exits non-zero only on an error (a failed call, different
@@ -49,7 +48,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import anyio
 from anyio.to_thread import run_sync as to_thread
@@ -97,38 +95,20 @@ def students(result: CallToolResult) -> list[str]:
     return [row["id"] for row in result.structured_content["data"]]
 
 
-INLINE = "in memory, audit on, file on tmpfs, written on the event loop (diagnosis: no writer thread)"
-
-
-def write_inline(server: Any) -> None:
-    """Diagnosis only, not how the server runs: its Auditor writes each line on the event loop, without the log's
-    writer thread (what the thread's handoff costs in a real call, beside a worker thread's handoff timed alone)."""
-    [auditor] = [m for m in server.middleware if isinstance(m, audit.Auditor)]
-
-    async def record(fields: dict[str, Any]) -> bool:
-        auditor.log.append(fields)
-        return True
-
-    auditor._record = record
-
-
 @contextlib.asynccontextmanager
 async def servers(
     folder: Path, ram: Path | None, service_url: str, baseline: tuple[str, Path] | None
 ) -> AsyncIterator[list[Server]]:
     """The servers, connected: in process and over stdio, each without and with an audit file (and in process with
-    its file in `ram`, a tmpfs folder, if there is one, with the writer thread and without; over stdio, one with
-    its file in `ram` and, with `baseline`, one running that revision's source: shown beside, not judged)."""
+    its file in `ram`, a tmpfs folder, if there is one; over stdio, one with its file in `ram` and, with
+    `baseline`, one running that revision's source: shown beside, not judged)."""
     in_memory = [("in memory, audit off", None), ("in memory, audit on", folder / "audit-memory.jsonl")]
     if ram is not None:
         in_memory.append(("in memory, audit on, file on tmpfs (fsync: no disk)", ram / "audit-memory.jsonl"))
-        in_memory.append((INLINE, ram / "audit-inline.jsonl"))
     async with contextlib.AsyncExitStack() as stack:
         found: list[Server] = []
         for name, path in in_memory:
             server = build_server(ServerSettings(api_url=service_url, api_token=common.TOKEN, audit_log=path))
-            if name == INLINE:
-                write_inline(server)
             client = await stack.enter_async_context(Client(server, mode=PROTOCOL, cache=None))
             judged = path is None or path.parent == folder
             found.append(Server(name, "in memory", caller(client), path, judged=judged))
@@ -228,7 +208,7 @@ async def parts(folder: Path, result: CallToolResult, repeat: int) -> list[tuple
     work: dict[str, Callable[[], Awaitable[object]]] = {
         "`append` inline (flock, write, fsync)": inline,
         "`append` through a worker thread": lambda: to_thread(writer.append, line),
-        "`append_async` (the log's writer thread: how the server writes)": lambda: writer.append_async(line),
+        "`append_async` (as the server writes: on the loop, the disk fast)": lambda: writer.append_async(line),
         "a worker thread's handoff alone (no work)": lambda: to_thread(int),
         "the disclosed ids of the result's wire dict (`disclosed_ids`)": scanned,
     }

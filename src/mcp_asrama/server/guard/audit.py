@@ -53,7 +53,7 @@ fail open, logged to stderr too.
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -108,6 +108,18 @@ _declared: ContextVar[set[str] | None] = ContextVar("asrama_audit_declared", def
 _written: ContextVar[dict[str, Any] | None] = ContextVar("asrama_audit_written", default=None)
 # Health disclosures of the request: True for details of visits, a group (a mapping) for counts derived from them.
 _health: ContextVar[list[Any] | None] = ContextVar("asrama_audit_health", default=None)
+
+
+@contextlib.contextmanager
+def _declaring(declared: set[str], written: dict[str, Any], health: list[Any]) -> Iterator[None]:
+    """Within: what the code in progress declares (`disclose`, `note_write`, the health disclosures) goes to these."""
+    tokens = _declared.set(declared), _written.set(written), _health.set(health)
+    try:
+        yield
+    finally:
+        _declared.reset(tokens[0])
+        _written.reset(tokens[1])
+        _health.reset(tokens[2])
 
 
 def audited(method: str) -> bool:
@@ -257,25 +269,6 @@ class Auditor:
             return False
         return True
 
-    async def _handled(
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        call_next: CallNext,
-        declared: set[str],
-        written: dict[str, Any],
-        health: list[Any],
-    ) -> HandlerResult:
-        """The handler's result, what it declares gathered in `declared`, `written` and `health`; while it runs the
-        log knows that its line is to come (not for a stream, which stays open)."""
-        reset, reset_written, reset_health = _declared.set(declared), _written.set(written), _health.set(health)
-        try:
-            with contextlib.nullcontext() if ctx.method in STREAMS else self.log.coming():
-                return await call_next(ctx)
-        finally:
-            _declared.reset(reset)
-            _written.reset(reset_written)
-            _health.reset(reset_health)
-
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None or not audited(ctx.method):
             return await call_next(ctx)
@@ -289,8 +282,12 @@ class Auditor:
         declared: set[str] = set()
         written: dict[str, Any] = {}
         health: list[Any] = []
+        # While the handler runs, what it declares is gathered, and the log knows this request's line is to come
+        # (not a stream's, which stays open); both end before the line is written.
+        coming = contextlib.nullcontext() if ctx.method in STREAMS else self.log.coming()
         try:
-            result = await self._handled(ctx, call_next, declared, written, health)
+            with _declaring(declared, written, health), coming:
+                result = await call_next(ctx)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self._record(done("cancelled", disclosed=[], **_write_fields(self._writes(fields), "x", written)))
@@ -328,15 +325,12 @@ class Auditor:
         declared: set[str] = set()
         written: dict[str, Any] = {}
         health: list[Any] = []
-        reset, reset_written, reset_health = _declared.set(declared), _written.set(written), _health.set(health)
         outcome = "refused"
         try:
-            yield line
+            with _declaring(declared, written, health):
+                yield line
             outcome = "ok"
         finally:
-            _declared.reset(reset)
-            _written.reset(reset_written)
-            _health.reset(reset_health)
             disclosed = sorted(declared) if outcome == "ok" else []
             write = {"confirmation": written.get("confirmation", "refused"), "changes": written.get("changes", [])}
             fields = {**line, "outcome": outcome, "disclosed": disclosed}

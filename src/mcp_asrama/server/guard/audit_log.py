@@ -187,9 +187,10 @@ class AuditLog:
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         with self._turn:
             self._queue.append(_Ticket(fields, future))
-            if self._slow:
+            slow = self._slow
+            if slow:
                 self._wake_writer()
-        if not self._slow:
+        if not slow:
             self._schedule(loop)
         return await future
 

@@ -9,7 +9,7 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    subprocesses under the SDK's stdio client, as a host runs them; of each kind one has no audit and one writes its
    audit file in the run's temporary folder (a real file on the machine's disk, fsync'd); one more in process and one
    over stdio write their files on tmpfs (/dev/shm, if there is one), where fsync reaches no disk: the audit's cost
-   without the disk's; with `--baseline REV`,
+   without the disk's; with `--baseline REV` (repeatable),
    one more audited stdio server runs revision REV's source (`git archive`, on PYTHONPATH): before and after in the
    same run;
 3. `cari_anak` (`kelas=7A, limit=20`: 20 students disclosed per call) is sent to each, 2026-07-28 era, as a
@@ -97,11 +97,11 @@ def students(result: CallToolResult) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def servers(
-    folder: Path, ram: Path | None, service_url: str, baseline: tuple[str, Path] | None
+    folder: Path, ram: Path | None, service_url: str, baselines: list[tuple[str, Path]]
 ) -> AsyncIterator[list[Server]]:
     """The servers, connected: in process and over stdio, each without and with an audit file (and in process with
     its file in `ram`, a tmpfs folder, if there is one; over stdio, one with its file in `ram` and, with
-    `baseline`, one running that revision's source: shown beside, not judged)."""
+    each of `baselines`, one running that revision's source: shown beside, not judged)."""
     in_memory = [("in memory, audit off", None), ("in memory, audit on", folder / "audit-memory.jsonl")]
     if ram is not None:
         in_memory.append(("in memory, audit on, file on tmpfs (fsync: no disk)", ram / "audit-memory.jsonl"))
@@ -116,9 +116,8 @@ async def servers(
         stdio = [("stdio, audit off", None, {}), ("stdio, audit on", folder / "audit-stdio.jsonl", {})]
         if ram is not None:
             stdio.append(("stdio, audit on, file on tmpfs (fsync: no disk)", ram / "audit-stdio.jsonl", {}))
-        if baseline is not None:
-            rev, src = baseline
-            stdio.append((f"stdio, audit on, code of {rev}", folder / "audit-old.jsonl", {"PYTHONPATH": str(src)}))
+        for n, (rev, src) in enumerate(baselines):
+            stdio.append((f"stdio, audit on, code of {rev}", folder / f"audit-old-{n}.jsonl", {"PYTHONPATH": str(src)}))
         for n, (name, path, extra) in enumerate(stdio):
             extra |= {"ASRAMA_AUDIT_LOG": str(path)} if path else {}
             env = common.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=common.TOKEN, **extra)
@@ -306,7 +305,9 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=8, help="calls in flight for throughput (default 8)")
     parser.add_argument("--slice", type=float, default=2.0, help="seconds of one throughput slice (default 2)")
     parser.add_argument("--slices", type=int, help="throughput rounds (default 10, quick 4)")
-    parser.add_argument("--baseline", metavar="REV", help="one more audited stdio server on this git revision's src")
+    parser.add_argument(
+        "--baseline", metavar="REV", action="append", default=[], help="one more audited stdio server on REV's src"
+    )
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (150 if args.quick else 600)
     args.slices = args.slices or (4 if args.quick else 10)
@@ -321,7 +322,7 @@ async def main(argv: list[str] | None = None) -> int:
         db_url = f"sqlite:///{folder / 'asrama.db'}"
         common.fill_database(db_url)
         with contextlib.ExitStack() as sources:
-            old = (args.baseline, sources.enter_context(common.baseline_src(args.baseline))) if args.baseline else None
+            old = [(rev, sources.enter_context(common.baseline_src(rev))) for rev in args.baseline]
             async with common.data_service(folder, db_url, "WARNING") as service:
                 async with servers(folder, ram, service.url, old) as found:
                     expected = await measure(found, args.rounds, args.warmup)

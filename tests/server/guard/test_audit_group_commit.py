@@ -2,14 +2,16 @@
 only once the fsync covering its line succeeded, and a failed batch fails every caller in it (fail closed).
 
 `os.fsync` and `os.write` are wrapped (the OS, not our component) to count them, hold the first fsync until the
-other callers wait, fail one, or rotate the file between two batches as logrotate may. A held fsync of a line from
-the event loop is the writer thread's: the log is told its disk is slow (`slow`), as after a slow batch, since a
-batch the loop writes itself holds the loop (tests/server/guard/test_audit_on_the_loop.py).
+other callers wait, fail one, or rotate the file between two batches as logrotate may; so is the kernel's AIO the
+event loop submits its fsync to (`KernelAio`, standing in for caio's `linux_aio`). A held fsync of a line from the
+event loop is the writer thread's: the log is told its disk is slow (`slow`), as after a slow batch
+(tests/server/guard/test_audit_on_the_loop.py: the loop's own batches).
 """
 
 import errno
 import json
 import os
+import queue
 import textwrap
 import threading
 import time
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import caio
 import pytest
 from fastapi import FastAPI
 from mcp import Client
@@ -41,21 +44,28 @@ def line(subject: str, n: int) -> dict[str, Any]:
     return {"time": "t", "event": "request", "subject": subject, "method": "tools/call", "n": n}
 
 
+KERNEL = "kernel"  # in `Disk.threads`: an fsync the event loop submitted to the kernel (Linux AIO)
+
+
 class Disk:
-    """Wraps `os.fsync` and `os.write`: counts them and the lines of each write, records the bytes made durable and
-    each fsync's thread, and on the k-th fsync (from 1) waits first until `hold[k]` lines in all are written or
-    queued, fails (`fail`), or moves the file away after it (`rotate`)."""
+    """Wraps `os.fsync`, `os.write` and the kernel's AIO (`KernelAio`): counts the fsyncs and the lines of each write,
+    records the bytes made durable and each fsync's thread (or `KERNEL`), and on the k-th fsync (from 1) waits first
+    until `hold[k]` lines in all are written or queued, takes `pause` seconds, fails (`fail`, with `fails_with`), or
+    moves the file away after it (`rotate`). Each write takes `write_pause` seconds."""
 
     def __init__(self, writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch) -> None:
         self.writer, self.fsyncs, self.durable = writer, 0, 0
         self.lines: list[int] = []  # of each write
         self.hold: dict[int, int] = {}
         self.fail, self.rotate = set[int](), set[int]()
+        self.fails_with = errno.EIO
         self.rotated: list[Path] = []
-        self.threads: list[int] = []  # the thread of each fsync
-        self.pause = 0.0
+        self.threads: list[int | str] = []  # the thread of each fsync
+        self.pause = self.write_pause = 0.0
+        self.aio = KernelAio(self)
         monkeypatch.setattr(os, "fsync", self.fsync)
         monkeypatch.setattr(os, "write", self.write)
+        monkeypatch.setattr(caio, "linux_aio", self.aio)
 
     def queued(self) -> int:
         with self.writer._turn:
@@ -67,11 +77,12 @@ class Disk:
 
     def write(self, fd: int, data: Any) -> int:
         self.lines.append(bytes(data).count(b"\n"))
+        time.sleep(self.write_pause)
         return REAL_WRITE(fd, data)
 
-    def fsync(self, fd: int) -> None:
+    def fsync(self, fd: int, by: int | str | None = None) -> None:
         self.fsyncs += 1  # one batch at a time in the process: no race
-        self.threads.append(threading.get_ident())
+        self.threads.append(by or threading.get_ident())
         k = self.fsyncs
         if k in self.hold:
             deadline = time.monotonic() + 20
@@ -80,13 +91,79 @@ class Disk:
                 time.sleep(0.001)
         time.sleep(self.pause)
         if k in self.fail:
-            raise OSError(errno.EIO, os.strerror(errno.EIO))
+            raise OSError(self.fails_with, os.strerror(self.fails_with))
         REAL_FSYNC(fd)
         self.durable = os.fstat(fd).st_size
         if k in self.rotate:
             moved = self.writer.path.with_suffix(f".{len(self.rotated) + 1}")
             self.writer.path.rename(moved)
             self.rotated.append(moved)
+
+
+class KernelAio:
+    """Stands in for the kernel's AIO as caio's `linux_aio` module offers it (`Context`, `Operation.fsync`): an fsync
+    submitted runs on a thread of its own through `Disk.fsync` while the loop goes on, and its end is signalled on a
+    pipe the loop watches; `process_events` hands each callback the kernel's result (a negative errno, unsigned). With
+    `refuse` set, `submit` raises as caio does when `io_submit` refuses (ValueError)."""
+
+    def __init__(self, disk: Disk) -> None:
+        self.disk, self.refuse = disk, False
+        self.Operation = Operation
+
+    def Context(self, max_requests: int) -> "AioContext":  # caio's name
+        return AioContext(self)
+
+
+class Operation:
+    def __init__(self, fd: int) -> None:
+        self.fd, self.callback = fd, None
+
+    @classmethod
+    def fsync(cls, fd: int) -> "Operation":
+        return cls(fd)
+
+    def set_callback(self, callback: Any) -> bool:
+        self.callback = callback
+        return True
+
+
+class AioContext:
+    def __init__(self, kernel: KernelAio) -> None:
+        self.kernel, self.ended = kernel, queue.SimpleQueue[tuple[Operation, int]]()
+        self.fileno, self._signal = os.pipe()
+        os.set_blocking(self.fileno, False)
+
+    def __del__(self) -> None:
+        os.close(self.fileno)
+        os.close(self._signal)
+
+    def submit(self, *operations: Operation) -> int:
+        if self.kernel.refuse:
+            raise ValueError("the operation specified is invalid for the file descriptor in the iocb [EINVAL]")
+        for operation in operations:
+            threading.Thread(target=self._run, args=(operation,), daemon=True).start()
+        return len(operations)
+
+    def _run(self, operation: Operation) -> None:
+        try:
+            self.kernel.disk.fsync(operation.fd, by=KERNEL)
+            result = 0
+        except OSError as exc:
+            result = 2**64 - (exc.errno or errno.EIO)
+        self.ended.put((operation, result))
+        REAL_WRITE(self._signal, b"\0")
+
+    def poll(self) -> int:
+        return len(os.read(self.fileno, 4096))  # BlockingIOError when nothing ended, as an eventfd's read
+
+    def process_events(self) -> int:
+        ended = 0
+        while not self.ended.empty():
+            operation, result = self.ended.get()
+            assert operation.callback is not None
+            operation.callback(result)
+            ended += 1
+        return ended
 
 
 def slow(writer: audit_log.AuditLog) -> audit_log.AuditLog:

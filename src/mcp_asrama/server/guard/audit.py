@@ -76,7 +76,7 @@ from mcp_asrama.server.guard.audit_fields import (
     without_written_text,
 )
 from mcp_asrama.server.guard.audit_log import AuditLog, utc_now
-from mcp_asrama.server.guard.audit_seal import AuditConfigError, load_key
+from mcp_asrama.server.guard.audit_seal import AuditConfigError, load_key, refuse_mixing
 from mcp_asrama.server.method_kinds import NO_DATA_METHODS
 from mcp_asrama.server.settings import ServerSettings
 
@@ -354,5 +354,5 @@ def middleware(settings: ServerSettings, writes: Callable[[str], bool]) -> list[
             raise AuditConfigError("ASRAMA_AUDIT_KEY seals the audit log: set ASRAMA_AUDIT_LOG too")
         return []
     writer = AuditLog(settings.audit_log, key=None if settings.audit_key is None else load_key(settings.audit_key))
-    writer.refuse_mixing()
+    refuse_mixing(writer.path, writer.key)
     return [Auditor(writer, writes)]

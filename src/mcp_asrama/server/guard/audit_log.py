@@ -5,11 +5,12 @@ Lines are written by group commit: the lines of concurrent callers go out in one
 every caller of that batch: none is reported durable). In the process one batch is written at a time:
 - by the first waiting caller's thread, for callers in threads (`append`);
 - for callers on the event loop (`append_async`, the server's), on the loop itself while the disk is fast (the last
-  batch took at most `_FAST`): no thread to wake, and the loop waits for one fast `fsync` per batch. A line waits
-  there for the lines of the requests still running (`coming`), at most `_WINDOW`, so that they share the `fsync`; a
-  lone request's line goes out at once. After a slower batch, batches go to the log's writer thread, which wakes the
-  loop once per batch and ends after a second idle, so that a slow disk never stalls the loop; a fast batch there
-  brings them back.
+  batch took at most `_FAST`): no thread to wake. The loop writes the batch and, on Linux, submits its `fsync` to the
+  kernel (`audit_aio`): it serves on until the `fsync` ends, and the lines that come meanwhile form the next batch;
+  elsewhere it waits for the `fsync`. A line waits for the lines of the requests still running (`coming`), at most
+  `_WINDOW`, so that they share the `fsync`; a lone request's line goes out at once. After a slower batch, batches go
+  to the log's writer thread, which wakes the loop once per batch and ends after a second idle, so that a slow disk
+  never stalls the loop; a fast batch there brings them back.
 Between processes `flock` serializes them (POSIX; on Windows assume one writer). The file stays open between lines;
 before each batch, under `flock`, the path is checked to still name the open file (device and inode): a file moved
 away or deleted (rotation) is closed and the path opened again (created 0600 if need be). A writer that finds the file
@@ -22,6 +23,7 @@ request.
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -33,14 +35,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mcp_asrama.server.guard import audit_aio
 from mcp_asrama.server.guard.audit_file import FreeSpace, flock, last_lines, unlock
 from mcp_asrama.server.guard.audit_seal import (
     GENESIS,
     HASH,
     HMAC,
-    AuditConfigError,
     seal,
-    seal_kind,
     sha256_hex,
     unseal,
 )
@@ -48,7 +49,7 @@ from mcp_asrama.server.guard.audit_seal import (
 log = logging.getLogger(__name__)
 
 _IDLE = 1.0  # seconds the writer thread waits for a line before it ends (the next `append_async` starts another)
-_FAST = 0.002  # seconds: a batch written within this keeps batches on the event loop; a slower one moves them off
+_FAST = 0.002  # seconds the loop may be held by a batch (its write; its fsync too without Linux AIO) and keep them
 _WINDOW = 0.002  # seconds a line on the event loop waits, at most, for the lines of requests still running
 
 
@@ -115,39 +116,13 @@ class AuditLog:
         self._slow = False  # the last batch took longer than `_FAST`: the writer thread writes the loop's lines
         self._coming = 0  # requests running on the event loop whose lines are still to come (`coming`)
         self._flush: tuple[asyncio.AbstractEventLoop, asyncio.Handle | asyncio.TimerHandle] | None = None
+        self._aio: dict[asyncio.AbstractEventLoop, audit_aio.LoopFsync | None] = {}  # each loop's (None: none)
+        self._syncing: asyncio.Task[float] | None = None  # the loop's batch waiting for its fsync
         self._known: tuple[int, int, int] | None = None  # (device, inode, size) after our last write
         self._prev, self._seq = GENESIS, 0
         self._fd: int | None = None  # the file, open between lines, by the process that opened it
         self._opened: tuple[int, int, int] = (0, 0, 0)  # (process, device, inode) of `_fd`
         self._closer: weakref.finalize[Any, Any] | None = None
-
-    def refuse_mixing(self) -> None:
-        """At start: refuse (AuditConfigError) a file whose tail is sealed otherwise than we would seal it."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        except OSError:
-            return  # none yet (or unreadable: the first write reports it, and data fails closed)
-        try:
-            size = os.fstat(fd).st_size
-            sealed = [raw for _, raw, whole in last_lines(fd, size) if whole and seal_kind(raw)] if size else []
-        finally:
-            os.close(fd)
-        if not sealed:
-            return
-        where = f"ASRAMA_AUDIT_LOG {self.path}"
-        fresh = (
-            f"Start a new file: move {self.path} aside (keep its head: mcp-asrama audit verify {self.path}), "
-            "then start again"
-        )
-        keyed = seal_kind(sealed[-1]) == HMAC
-        if keyed != (self.key is not None):
-            raise AuditConfigError(
-                f"{where} holds entries sealed {'with' if keyed else 'without'} a key, but ASRAMA_AUDIT_KEY is "
-                f"{'not ' if keyed else ''}set: a log never mixes both. {fresh}"
-            )
-        if self.key is not None and all(unseal(raw, self.key).entry is None for raw in sealed):
-            # (One edited line among them would not stop us: `audit verify` names it, as without a key.)
-            raise AuditConfigError(f"{where}: its last entries do not match ASRAMA_AUDIT_KEY: another key? {fresh}")
 
     def append(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """Chain and write one entry, durable (fsync'd) when this returns; returns it with `seq`, `prev` and its
@@ -191,12 +166,11 @@ class AuditLog:
             if slow:
                 self._wake_writer()
         if not slow:
-            self._schedule(loop)
+            self._schedule(loop, self._coming <= 0)
         return await future
 
-    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Have the loop write the queue: at once when no request's line is still to come, else within `_WINDOW`."""
-        now = self._coming <= 0
+    def _schedule(self, loop: asyncio.AbstractEventLoop, now: bool) -> None:
+        """Have the loop write the queue: at once (`now`), else within `_WINDOW`."""
         if self._flush is not None:
             planned_on, planned = self._flush
             if planned_on is loop and not (now and isinstance(planned, asyncio.TimerHandle)):
@@ -209,16 +183,58 @@ class AuditLog:
         """On the loop: write the queue as one batch, unless a batch is in flight or the disk got slow (then the
         writer thread takes it)."""
         self._flush = None
+        aio = self._aio_on(loop)
         with self._turn:
-            if not self._queue:
-                return
+            if not self._queue or (self._syncing is not None and self._syncing.get_loop() is loop):
+                return  # (the batch waiting for its fsync here takes the queue when it ends)
             if self._writing or self._slow:
                 self._wake_writer()
                 return
             self._writing = True
             batch, self._queue = self._queue, []
+            if aio is not None:
+                self._syncing = loop.create_task(self._batch_async(batch, aio))
+                self._syncing.add_done_callback(functools.partial(self._synced, batch, loop))
+                return
         with contextlib.suppress(Exception):  # each caller gets its outcome from its ticket
             self._batch(batch, loop)
+
+    def _aio_on(self, loop: asyncio.AbstractEventLoop) -> audit_aio.LoopFsync | None:
+        """`loop`'s Linux AIO fsync (opened on its first batch), or None: fsync on the loop."""
+        if loop not in self._aio:
+            for ended in [known for known in self._aio if known.is_closed()]:
+                if (fsync := self._aio.pop(ended)) is not None:
+                    fsync.close()
+            self._aio[loop] = audit_aio.open_on(loop)
+        return self._aio[loop]
+
+    async def _batch_async(self, batch: list[_Ticket], aio: audit_aio.LoopFsync) -> float:
+        """Write `batch` on the loop and submit its `fsync` (Linux AIO): the loop serves on meanwhile. Returns the
+        seconds the loop was held (the write: what makes a batch slow)."""
+        started = time.perf_counter()
+        fd, written = self._commit(batch, synced=False)
+        took = time.perf_counter() - started
+        try:
+            try:
+                await aio.fsync(fd)
+            except audit_aio.NotSubmitted:  # nothing synced: from now on this loop waits for the fsync
+                log.info("audit fsync: the kernel refused Linux AIO, the event loop waits for it")
+                self._aio[aio.loop] = None
+                os.fsync(fd)
+        except BaseException as exc:
+            self._lost(batch, exc)
+            raise
+        for ticket, entry in written:
+            ticket.written = entry
+        return took
+
+    def _synced(self, batch: list[_Ticket], loop: asyncio.AbstractEventLoop, task: asyncio.Task[float]) -> None:
+        """`_batch_async` ended, however (even cancelled before it began): wake the callers of `batch`, and have
+        the lines that came meanwhile go out as the next batch."""
+        self._syncing = None
+        self._ended(batch, loop, 0.0 if task.cancelled() or task.exception() else task.result())
+        if self._queue and not self._slow:
+            self._schedule(loop, True)
 
     def _wake_writer(self) -> None:
         """(Under the lock.) Have the writer thread write the queue: start it, or wake it if it waits idle."""
@@ -248,23 +264,27 @@ class AuditLog:
         try:
             self._commit(batch)
         finally:
-            self._slow = time.perf_counter() - started > _FAST
-            waiting: dict[asyncio.AbstractEventLoop, list[_Ticket]] = {}
-            with self._turn:
-                self._writing = False
-                for queued in batch:
-                    queued.done = True
-                    if queued.future is not None:
-                        waiting.setdefault(queued.future.get_loop(), []).append(queued)
-                self._turn.notify_all()
-                if self._queue and (self._slow or here is None):
-                    self._wake_writer()
-            for loop, tickets in waiting.items():
-                if loop is here:
-                    _settle(tickets)
-                else:
-                    with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody waits there
-                        loop.call_soon_threadsafe(_settle, tickets)
+            self._ended(batch, here, time.perf_counter() - started)
+
+    def _ended(self, batch: list[_Ticket], here: asyncio.AbstractEventLoop | None, took: float) -> None:
+        """A batch ended (in `took` seconds): wake its callers (see `_batch`), and check the free space."""
+        self._slow = took > _FAST
+        waiting: dict[asyncio.AbstractEventLoop, list[_Ticket]] = {}
+        with self._turn:
+            self._writing = False
+            for queued in batch:
+                queued.done = True
+                if queued.future is not None:
+                    waiting.setdefault(queued.future.get_loop(), []).append(queued)
+            self._turn.notify_all()
+            if self._queue and (self._slow or here is None):
+                self._wake_writer()
+        for loop, tickets in waiting.items():
+            if loop is here:
+                _settle(tickets)
+            else:
+                with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody waits there
+                    loop.call_soon_threadsafe(_settle, tickets)
         self.space.check(self.path)
 
     def close(self) -> None:
@@ -273,23 +293,32 @@ class AuditLog:
             self._closer()
         self._fd = self._closer = None
 
-    def _commit(self, batch: list[_Ticket]) -> None:
-        """Write `batch` under `flock`; on a failure every line of it not yet refused gets the failure, and the
-        next batch re-reads the file's tail."""
+    def _commit(self, batch: list[_Ticket], synced: bool = True) -> tuple[int, list[tuple[_Ticket, dict[str, Any]]]]:
+        """Write `batch` under `flock` and fsync it: each ticket gets its entry. With `synced` False the caller
+        fsyncs the returned descriptor, then hands each ticket its entry from the returned pairs. On a failure every
+        line not yet refused gets it (`_lost`)."""
         try:
             fd, stat = self._locked()
             try:
                 if (stat.st_dev, stat.st_ino, stat.st_size) != self._known:
                     self._resync(fd, stat)
-                self._write(fd, batch)
+                written = self._write(fd, batch, synced)
             finally:
                 unlock(fd)
         except BaseException as exc:
-            self._known = None
-            self.close()
-            for ticket in batch:
-                ticket.error = ticket.error or _failed(exc)
+            self._lost(batch, exc)
             raise
+        if synced:
+            for ticket, entry in written:
+                ticket.written = entry
+        return fd, written
+
+    def _lost(self, batch: list[_Ticket], exc: BaseException) -> None:
+        """`batch` failed with `exc`: none of its lines is durable, and the next batch re-reads the file's tail."""
+        self._known = None
+        self.close()
+        for ticket in batch:
+            ticket.error = ticket.error or _failed(exc)
 
     def _locked(self) -> tuple[int, os.stat_result]:
         """The file the path names now, open and `flock`ed, and its stat: the open one while the path still names
@@ -311,9 +340,12 @@ class AuditLog:
                 return self._fd, stat
             self.close()  # (which unlocks it)
 
-    def _write(self, fd: int, batch: list[_Ticket], prefix: bytes = b"") -> None:
-        """Chain, seal and write the lines of `batch` (after `prefix`) in one `write`, then one `fsync`; each ticket
-        gets its entry only then. A line that cannot be sealed (not JSON) is refused alone, left out of the chain."""
+    def _write(
+        self, fd: int, batch: list[_Ticket], synced: bool = True, prefix: bytes = b""
+    ) -> list[tuple[_Ticket, dict[str, Any]]]:
+        """Chain, seal and write the lines of `batch` (after `prefix`) in one `write`, then one `fsync` (unless not
+        `synced`); returns each written ticket with its entry. A line that cannot be sealed (not JSON) is refused
+        alone, left out of the chain."""
         prev, seq, data, sealed = self._prev, self._seq, [prefix], []
         for ticket in batch:
             try:
@@ -327,16 +359,16 @@ class AuditLog:
             sealed.append((ticket, {**entry, HASH if self.key is None else HMAC: digest}))
             prev = digest
         if not sealed and not prefix:
-            return
+            return []
         joined = b"".join(data)
         if os.write(fd, joined) != len(joined):
             raise OSError("short write to the audit log")
-        os.fsync(fd)
+        if synced:
+            os.fsync(fd)
         stat = os.fstat(fd)
         self._known = (stat.st_dev, stat.st_ino, stat.st_size)
         self._prev, self._seq = prev, seq
-        for ticket, written in sealed:
-            ticket.written = written
+        return sealed
 
     def _resync(self, fd: int, stat: os.stat_result) -> None:
         """Continue the chain from the file's last line (another writer, a restart, a rotation)."""
@@ -355,7 +387,7 @@ class AuditLog:
             log.warning("audit log ends mid-line (interrupted write): marking it", extra={"path": str(self.path)})
             self._prev = sha256_hex(raw)
             torn = {"offset": offset, "bytes": len(raw), "sha256": self._prev}
-            self._write(fd, [_Ticket({"time": utc_now(), "event": "torn_tail", "torn": torn})], b"\n")
+            self._write(fd, [_Ticket({"time": utc_now(), "event": "torn_tail", "torn": torn})], prefix=b"\n")
         elif last.entry is None:
             log.error("audit log's last line is not a valid entry; `audit verify` will name it")
             self._prev = sha256_hex(raw)

@@ -12,11 +12,14 @@ without a key it cannot check (and so refuses) a keyed one.
 import hashlib
 import hmac
 import json
+import os
 import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from mcp_asrama.server.guard.audit_file import last_lines
 
 GENESIS = hashlib.sha256(b"mcp-asrama audit log v1").hexdigest()
 HASH, HMAC = "hash", "hmac"
@@ -97,3 +100,29 @@ def unseal(raw: bytes, key: bytes | None = None) -> Opened:
             return Opened(None, "", "does not match its HMAC: edited, or sealed with another key")
         return Opened(None, "", "edited: its content does not match its hash")
     return Opened(entry, digest, "")
+
+
+def refuse_mixing(path: Path, key: bytes | None) -> None:
+    """At start: refuse (AuditConfigError) the log at `path` whose tail is sealed otherwise than `key` seals."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return  # none yet (or unreadable: the first write reports it, and data fails closed)
+    try:
+        size = os.fstat(fd).st_size
+        sealed = [raw for _, raw, whole in last_lines(fd, size) if whole and seal_kind(raw)] if size else []
+    finally:
+        os.close(fd)
+    if not sealed:
+        return
+    where = f"ASRAMA_AUDIT_LOG {path}"
+    fresh = f"Start a new file: move {path} aside (keep its head: mcp-asrama audit verify {path}), then start again"
+    keyed = seal_kind(sealed[-1]) == HMAC
+    if keyed != (key is not None):
+        raise AuditConfigError(
+            f"{where} holds entries sealed {'with' if keyed else 'without'} a key, but ASRAMA_AUDIT_KEY is "
+            f"{'not ' if keyed else ''}set: a log never mixes both. {fresh}"
+        )
+    if key is not None and all(unseal(raw, key).entry is None for raw in sealed):
+        # (One edited line among them would not stop us: `audit verify` names it, as without a key.)
+        raise AuditConfigError(f"{where}: its last entries do not match ASRAMA_AUDIT_KEY: another key? {fresh}")

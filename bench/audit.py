@@ -25,7 +25,8 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    rounds' lowest and highest, and the CPU per call of each stdio server's process (/proc, around each slice);
 6. the parts of an audited call, each timed alone (interleaved too) on the real result of the same call: the line's
    write (`append`: flock, write, fsync) inline, through a worker thread and as the server writes it
-   (`append_async`: on the event loop while the disk is fast), a worker thread's handoff with no work,
+   (`append_async`: on the event loop while the disk is fast, its fsync by Linux AIO where there is), a worker
+   thread's handoff with no work,
    and finding the disclosed ids in the result's wire dict (what the SDK hands the middleware).
 
 Prints a markdown report on stdout, progress on stderr; exits non-zero only on an error (a failed call, different
@@ -207,7 +208,7 @@ async def parts(folder: Path, result: CallToolResult, repeat: int) -> list[tuple
     work: dict[str, Callable[[], Awaitable[object]]] = {
         "`append` inline (flock, write, fsync)": inline,
         "`append` through a worker thread": lambda: to_thread(writer.append, line),
-        "`append_async` (as the server writes: on the loop, the disk fast)": lambda: writer.append_async(line),
+        "`append_async` (as the server writes: on the loop, its fsync by Linux AIO)": lambda: writer.append_async(line),
         "a worker thread's handoff alone (no work)": lambda: to_thread(int),
         "the disclosed ids of the result's wire dict (`disclosed_ids`)": scanned,
     }

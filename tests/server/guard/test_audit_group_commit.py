@@ -104,13 +104,16 @@ class KernelAio:
     """Stands in for the kernel's AIO as caio's `linux_aio` module offers it (`Context`, `Operation.fsync`): an fsync
     submitted runs on a thread of its own through `Disk.fsync` while the loop goes on, and its end is signalled on a
     pipe the loop watches; `process_events` hands each callback the kernel's result (a negative errno, unsigned). With
-    `refuse` set, `submit` raises as caio does when `io_submit` refuses (ValueError)."""
+    `refuse` set, `submit` raises as caio does when `io_submit` refuses (ValueError); with `refuse_setup`, `Context`
+    as when `io_setup` does."""
 
     def __init__(self, disk: Disk) -> None:
-        self.disk, self.refuse = disk, False
+        self.disk, self.refuse, self.refuse_setup = disk, False, False
         self.Operation = Operation
 
     def Context(self, max_requests: int) -> "AioContext":  # caio's name
+        if self.refuse_setup:  # as caio reports a failed io_setup (here: the machine's AIO quota used up)
+            raise SystemError(errno.EAGAIN, os.strerror(errno.EAGAIN))
         return AioContext(self)
 
 

@@ -202,6 +202,22 @@ async def test_when_the_kernel_refuses_the_fsync_the_loop_syncs_itself_from_then
     assert audit_check.verify(writer.path)[1].startswith("intact: 2 entries")
 
 
+async def test_when_the_kernel_refuses_an_aio_context_the_loop_syncs_itself_and_says_so_once(
+    writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    disk = Disk(writer, monkeypatch)
+    disk.aio.refuse_setup = True
+    monkeypatch.setattr(audit_aio, "_unavailable", [])  # what this test finds is forgotten after it
+    other = audit_log.AuditLog(writer.path.with_name("other.jsonl"))
+    with caplog.at_level("INFO", logger=audit_aio.__name__):
+        for log in (writer, other, writer):
+            await log.append_async(line("no aio", 0))
+
+    assert disk.threads == [threading.get_ident()] * 3 and writer._writer == other._writer == 0
+    assert [r.getMessage() for r in caplog.records] == ["audit fsync without Linux AIO: the event loop waits for it"]
+    assert audit_check.verify(writer.path)[1].startswith("intact: 2 entries")
+
+
 def test_a_loop_that_ends_while_its_batch_syncs_leaves_the_log_to_the_next_loop(
     writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -78,7 +78,7 @@ def open_on(loop: asyncio.AbstractEventLoop) -> LoopFsync | None:
         if linux_aio is None:  # caio is there, its Linux AIO module refused to load (kernel, sandbox)
             raise ImportError("caio.linux_aio did not load")
         return LoopFsync(loop, linux_aio)
-    except (ImportError, OSError, NotImplementedError, RuntimeError) as exc:
+    except Exception as exc:  # ImportError; io_setup refused (SystemError); a loop without add_reader; ...
         _unavailable.append(f"{type(exc).__name__}: {exc}")
         log.info("audit fsync without Linux AIO: the event loop waits for it", extra={"reason": _unavailable[0]})
         return None

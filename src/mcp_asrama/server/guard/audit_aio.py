@@ -31,8 +31,8 @@ class LoopFsync:
         loop.add_reader(self._context.fileno, self._completed)
 
     async def fsync(self, fd: int) -> None:
-        """Submit an fsync of `fd` and wait for its end; raises OSError (with its errno) when it failed, or when the
-        kernel refused to start it (`Submitted` then: nothing was synced, a blocking fsync may stand in)."""
+        """Submit an fsync of `fd` and wait for its end; raises OSError (with its errno) when it failed, and
+        `NotSubmitted` when the kernel refused to start it (nothing was synced: a blocking fsync may stand in)."""
         ended: asyncio.Future[int] = self.loop.create_future()
         operation = self._aio.Operation.fsync(fd)
         operation.set_callback(functools.partial(_settle, ended))

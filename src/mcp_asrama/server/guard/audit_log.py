@@ -183,7 +183,6 @@ class AuditLog:
         """On the loop: write the queue as one batch, unless a batch is in flight or the disk got slow (then the
         writer thread takes it)."""
         self._flush = None
-        aio = self._aio_on(loop)
         with self._turn:
             if not self._queue or (self._syncing is not None and self._syncing.get_loop() is loop):
                 return  # (the batch waiting for its fsync here takes the queue when it ends)
@@ -192,10 +191,11 @@ class AuditLog:
                 return
             self._writing = True
             batch, self._queue = self._queue, []
-            if aio is not None:
-                self._syncing = loop.create_task(self._batch_async(batch, aio))
-                self._syncing.add_done_callback(functools.partial(self._synced, batch, loop))
-                return
+        aio = self._aio_on(loop)  # (opened with the loop's first batch, not for a line the writer thread takes)
+        if aio is not None:
+            self._syncing = loop.create_task(self._batch_async(batch, aio))
+            self._syncing.add_done_callback(functools.partial(self._synced, batch, loop))
+            return
         with contextlib.suppress(Exception):  # each caller gets its outcome from its ticket
             self._batch(batch, loop)
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp_types import TextContent
 
+from mcp_asrama.privacy import json_of
 from mcp_asrama.server.guard import audit, audit_check, audit_fields, audit_log, audit_seal
 from tests.server.conftest import server_for
 
@@ -247,22 +248,41 @@ def test_an_embedded_resources_text_and_resource_and_prompt_texts_are_read() -> 
     assert audit.disclosed_ids("prompts/get", prompt) == ["C1"]
 
 
+# Strings that look like an id's key or value, escaped in the JSON text: a search of the text must not be fooled.
+HOSTILE = ['"id":"Z1"', 'x"', "\\", '\\"id":"Z2', "A\\", 'B"1', "é\n"]
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.sampled_from(["A001", "A002", "x"]),
+    st.none() | st.booleans() | st.integers() | st.sampled_from(["A001", "A002", "x", *HOSTILE]),
     lambda inner: (
         st.lists(inner, max_size=4)
-        | st.dictionaries(st.sampled_from(["id", "id_anak", "data", "nama"]), inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["id", "id_anak", "data", "nama", 'x"id', *HOSTILE]), inner, max_size=4)
     ),
     max_leaves=12,
 )
-TEXTS = st.lists(st.one_of(JSON.map(compact), JSON.map(json.dumps), st.just("prose"), st.just("SAME")), max_size=3)
+TEXTS = st.lists(
+    st.one_of(JSON.map(compact), JSON.map(json.dumps), st.sampled_from(["prose", "SAME", "SAME as our tools send it"])),
+    max_size=3,
+)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(structured=st.one_of(st.none(), st.dictionaries(st.sampled_from(["id", "data"]), JSON, max_size=3)), texts=TEXTS)
 def test_the_ids_are_always_every_id_a_client_sees(structured: Any, texts: list[str]) -> None:
-    sent = [compact(structured) if t == "SAME" else t for t in texts]
+    same = {"SAME": compact(structured), "SAME as our tools send it": json_of(structured)}
+    sent = [same.get(t, t) for t in texts]
     assert audit.disclosed_ids("tools/call", tool_wire(structured, *sent)) == reference(structured, sent)
+
+
+def test_the_text_our_tools_send_is_searched_for_ids_escapes_and_all() -> None:
+    """The structuredContent's own JSON text is searched, not parsed: a key or value that only looks like an id
+    inside a string is none, an escaped id is read as a client reads it, a long one cut short."""
+    structured = {
+        "data": [{"id": 'A"1', "nama": '"id":"Z9"', 'x"id': "Z8", "x\\": {"id_anak": "\\B2"}}, {"id": 7}],
+        "id": "C" * 80,
+        "catatan": '\\"id":"Z7',
+    }
+    wire = tool_wire(structured, json_of(structured))
+    assert audit.disclosed_ids("tools/call", wire) == sorted(['A"1', "\\B2", "C" * 64])
+    assert wire["content"][0]["text"].count('"id":"') == 3  # the key x"id holds one too: no id
 
 
 async def test_our_tools_send_the_structured_content_as_its_json_text(service_app: FastAPI, tmp_path: Path) -> None:

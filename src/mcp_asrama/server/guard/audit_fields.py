@@ -6,11 +6,15 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
+from json.decoder import scanstring  # type: ignore[attr-defined]  # (in json.decoder since 2.6; not in typeshed)
 from typing import Any
+
+from mcp_asrama.privacy import json_of
 
 ID_KEYS = frozenset({"id", "id_anak"})
 MAX_TEXT, MAX_KEYS, MAX_ID = 200, 16, 64
 STUDENT_ARGUMENT = "id_anak"
+_ID_MARKS = tuple(f'"{key}":"' for key in sorted(ID_KEYS))  # a string id's key and the value's opening quote
 _STUDENT_URI = re.compile(r"\Aasrama://anak/([^/?#]+)")
 
 
@@ -83,9 +87,10 @@ def _texts(blocks: Any) -> Iterator[str]:
 def disclosed_ids(method: str, result: Mapping[str, Any]) -> list[str]:
     """The student ids a result carries: `id`/`id_anak` anywhere in its structured or JSON text content.
 
-    Each text is parsed once, its ids gathered as the parser builds each object (of a key sent twice, the last
-    value, as JSON.parse reads it); a tool's `structuredContent` is walked only when no text parsed equal to it
-    (`asrama_server.tool_result` sends the same JSON as text).
+    A text that is the structuredContent's compact JSON as our tools send it (`asrama_server.tool_result`) is
+    searched, not parsed (`_compact_ids`). Any other text is parsed once, its ids gathered as the parser builds each
+    object (of a key sent twice, the last value, as JSON.parse reads it); `structuredContent` is walked only when no
+    text was it or parsed equal to it.
     """
     structured: Any = None
     if method == "tools/call":
@@ -101,7 +106,12 @@ def disclosed_ids(method: str, result: Mapping[str, Any]) -> list[str]:
         return []
     found: dict[str, None] = {}
     covered = structured is None
+    sent = None if covered else _json_text(structured)
     for text in texts:
+        if text == sent:
+            _compact_ids(text, found)
+            covered = True
+            continue
         ids: dict[str, None] = {}
         try:
             parsed = json.loads(text, object_hook=_collecting(ids))
@@ -112,6 +122,27 @@ def disclosed_ids(method: str, result: Mapping[str, Any]) -> list[str]:
     if not covered:
         _walk(structured, found)
     return sorted(found)
+
+
+def _json_text(structured: Any) -> str | None:
+    """`structured` as our tools send it as text, or None when it cannot be (not JSON data)."""
+    try:
+        return json_of(structured)
+    except ValueError:  # pydantic_core's serialization error; a lone surrogate
+        return None
+
+
+def _compact_ids(text: str, found: dict[str, None]) -> None:
+    """Add the string ids of `text`, compact JSON as `json_of` writes it, to `found`, without parsing it: a
+    `"id":"` (or `"id_anak":"`) right after `{` or `,` is a key and its string value (inside a string, that quote
+    would be escaped: after a backslash), which the JSON decoder's own string scanner reads."""
+    for mark in _ID_MARKS:
+        at = text.find(mark)
+        while at != -1:
+            if text[at - 1] in "{,":
+                value, _ = scanstring(text, at + len(mark))
+                found[value[:MAX_ID]] = None
+            at = text.find(mark, at + 1)
 
 
 def _collecting(found: dict[str, None]) -> Callable[[dict[str, Any]], dict[str, Any]]:

@@ -18,11 +18,14 @@ A script, not a test (pytest never collects it). In one run, on this machine:
 4. the servers are called interleaved, round by round, the order rotating each round, so that noise from elsewhere
    on the machine hits both sides of a pair alike; reported: p50 and p90 per server, and per pair the ratio of the
    audited p50 to the unaudited p50 (target <= 1.03) and their difference;
-5. throughput at `--concurrency` calls in flight (default 8): each server in turn is a closed loop of that many
-   tasks for a slice of `--slice` seconds (every answer checked), the order rotating each round, `--slices`
-   rounds; reported: calls/s per server and per pair the median over rounds of the audited calls/s over the
-   unaudited calls/s of the same round (target >= 0.95: concurrent lines share one fsync, group commit), with the
-   rounds' lowest and highest, and the CPU per call of each stdio server's process (/proc, around each slice);
+5. throughput at `--concurrency` calls in flight (default 8): a server is measured as a closed loop of that many
+   tasks for a slice (every answer checked). Each round, each audited server in turn (the order rotating each
+   round, `--slices` rounds) runs beside the unaudited server of its pair in ABBA order: unaudited, audited,
+   audited, unaudited, half of `--slice` seconds each, so that the machine's drift over seconds (large on a VM)
+   hits both sides of a ratio alike. Reported: calls/s per server, and per audited server the median over rounds
+   of its calls/s over the unaudited server's in the same ABBA group (target >= 0.95: concurrent lines share one
+   fsync, group commit), with the rounds' lowest and highest, and the CPU per call of each stdio server's process
+   (/proc, around each slice);
 6. the parts of an audited call, each timed alone (interleaved too) on the real result of the same call: the line's
    write (`append`: flock, write, fsync) inline, through a worker thread and as the server writes it
    (`append_async`: on the event loop while the disk is fast, its fsync by Linux AIO where there is), a worker
@@ -46,7 +49,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,6 +82,7 @@ class Server:
     judged: bool = True  # held to the target (the tmpfs server is shown beside, not judged)
     samples: list[float] = field(default_factory=list)
     slices: list[tuple[int, float]] = field(default_factory=list)  # (calls, seconds) of each throughput slice
+    ratios: list[float] = field(default_factory=list)  # audited: its calls/s over its pair's unaudited, each round
     pid: int = 0  # the server's process (stdio), whose CPU is read around each slice; 0: this process
     cpu_ms: float = 0.0  # its CPU over every slice
 
@@ -148,9 +152,9 @@ async def measure(found: list[Server], rounds: int, warmup: int) -> list[str]:
     return expected
 
 
-async def closed_loop(server: Server, expected: list[str], concurrency: int, seconds: float) -> None:
+async def closed_loop(server: Server, expected: list[str], concurrency: int, seconds: float) -> tuple[int, float]:
     """`concurrency` tasks, each calling `server` again as soon as its answer (checked) is in, for `seconds`; calls
-    still in flight at the end finish and count."""
+    still in flight at the end finish and count. Returns (calls, seconds)."""
     calls, started, cpu = 0, time.perf_counter(), common.cpu_ms(server.pid) if server.pid else 0.0
     deadline = started + seconds
 
@@ -166,13 +170,30 @@ async def closed_loop(server: Server, expected: list[str], concurrency: int, sec
             group.start_soon(worker)
     server.slices.append((calls, time.perf_counter() - started))
     server.cpu_ms += common.cpu_ms(server.pid) - cpu if server.pid else 0.0
+    return server.slices[-1]
+
+
+def unaudited(found: list[Server], server: Server) -> Server:
+    [base] = [s for s in found if s.pair == server.pair and s.audit_file is None]
+    return base
 
 
 async def throughput(found: list[Server], expected: list[str], args: argparse.Namespace) -> None:
-    common.log(f"throughput: {args.slices} rounds x {len(found)} servers x {args.slice} s at c = {args.concurrency}")
+    """Each round, each audited server in ABBA order beside its pair's unaudited server (see the module doc)."""
+    audited = [s for s in found if s.audit_file is not None]
+    common.log(f"throughput: {args.slices} rounds x {len(audited)} audited servers x ABBA of {args.slice / 2} s")
     for n in range(args.slices):
-        for server in common.rotated(found, n):
-            await closed_loop(server, expected, args.concurrency, args.slice)
+        for server in common.rotated(audited, n):
+            base, half = unaudited(found, server), args.slice / 2
+            slices = [await closed_loop(s, expected, args.concurrency, half) for s in (base, server, server, base)]
+            off, on = (slices[0], slices[3]), slices[1:3]
+            server.ratios.append(rate(sum_of(on)) / rate(sum_of(off)))
+
+
+def sum_of(slices: Iterable[tuple[int, float]]) -> tuple[int, float]:
+    """(calls, seconds) of several slices together."""
+    pairs = list(slices)
+    return sum(c for c, _ in pairs), math.fsum(s for _, s in pairs)
 
 
 def check_files(found: list[Server], rounds: int, warmup: int) -> None:
@@ -234,8 +255,7 @@ def table(found: list[Server]) -> tuple[str, bool]:
         p50, p90 = common.percentile(server.samples, 50), common.percentile(server.samples, 90)
         ratio = delta = ""
         if server.audit_file is not None:
-            [base] = [s for s in found if s.pair == server.pair and s.audit_file is None]
-            base50 = common.percentile(base.samples, 50)
+            base50 = common.percentile(unaudited(found, server).samples, 50)
             met = met and (p50 / base50 <= TARGET or not server.judged)
             ratio, delta = f"{p50 / base50:.3f}", f"{p50 - base50:+.3f}"
         rows.append(common.md_row([server.name, f"{p50:.3f}", f"{p90:.3f}", ratio, delta]))
@@ -252,17 +272,14 @@ def throughput_table(found: list[Server]) -> tuple[str, bool]:
             "ms/call |", "|---|---:|---:|---:|---:|"]  # fmt: skip
     met = True
     for server in found:
-        calls = sum(c for c, _ in server.slices)
-        total = rate((calls, math.fsum(s for _, s in server.slices)))
+        calls, seconds = sum_of(server.slices)
         cpu = f"{server.cpu_ms / calls:.2f}" if server.pid and calls else ""
         ratio = spread = ""
-        if server.audit_file is not None:
-            [base] = [s for s in found if s.pair == server.pair and s.audit_file is None]
-            ratios = [rate(on) / rate(off) for on, off in zip(server.slices, base.slices, strict=True)]
-            median = statistics.median(ratios)
+        if server.ratios:
+            median = statistics.median(server.ratios)
             met = met and (median >= THROUGHPUT_TARGET or not server.judged)
-            ratio, spread = f"{median:.3f}", f"{min(ratios):.3f} – {max(ratios):.3f}"
-        rows.append(common.md_row([server.name, f"{total:.1f}", ratio, spread, cpu]))
+            ratio, spread = f"{median:.3f}", f"{min(server.ratios):.3f} – {max(server.ratios):.3f}"
+        rows.append(common.md_row([server.name, f"{calls / seconds:.1f}", ratio, spread, cpu]))
     return "\n".join(rows), met
 
 
@@ -283,8 +300,8 @@ Latency of one call as the caller sees it:
 
 Target (audited p50 <= {TARGET:g}x unaudited p50, each pair on the disk): {"MET" if met else "**MISSED**"}
 
-Throughput at {args.concurrency} calls in flight ({args.slices} interleaved rounds of {args.slice:g} s slices per \
-server):
+Throughput at {args.concurrency} calls in flight ({args.slices} rounds; each round, each audited server beside its \
+unaudited one in ABBA order, {args.slice / 2:g} s a slice):
 
 {rates}
 
@@ -304,7 +321,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=30, help="untimed calls per server first (default 30)")
     parser.add_argument("--repeat", type=int, default=500, help="times each part is timed alone (default 500)")
     parser.add_argument("--concurrency", type=int, default=8, help="calls in flight for throughput (default 8)")
-    parser.add_argument("--slice", type=float, default=2.0, help="seconds of one throughput slice (default 2)")
+    parser.add_argument("--slice", type=float, default=2.0, help="seconds of an ABBA pair's two slices (default 2)")
     parser.add_argument("--slices", type=int, help="throughput rounds (default 10, quick 4)")
     parser.add_argument(
         "--baseline", metavar="REV", action="append", default=[], help="one more audited stdio server on REV's src"

@@ -9,7 +9,7 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    subprocesses under the SDK's stdio client, as a host runs them; of each kind one has no audit and one writes its
    audit file in the run's temporary folder (a real file on the machine's disk, fsync'd); one more in process and one
    over stdio write their files on tmpfs (/dev/shm, if there is one), where fsync reaches no disk: the audit's cost
-   without the disk's; with `--baseline REV` (repeatable),
+   without the disk's (`--stdio-only`: none in process); with `--baseline REV` (repeatable),
    one more audited stdio server runs revision REV's source (`git archive`, on PYTHONPATH): before and after in the
    same run;
 3. `cari_anak` (`kelas=7A, limit=20`: 20 students disclosed per call) is sent to each, 2026-07-28 era, as a
@@ -24,8 +24,8 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    audited, unaudited, half of `--slice` seconds each, so that the machine's drift over seconds (large on a VM)
    hits both sides of a ratio alike. Reported: calls/s per server, and per audited server the median over rounds
    of its calls/s over the unaudited server's in the same ABBA group (target >= 0.95: concurrent lines share one
-   fsync, group commit), with the rounds' lowest and highest, and the CPU per call of each stdio server's process
-   (/proc, around each slice);
+   fsync, group commit), a 95 % bootstrap interval of that median, the rounds' lowest and highest, and the CPU per
+   call of each stdio server's process (/proc, around each slice);
 6. the parts of an audited call, each timed alone (interleaved too) on the real result of the same call: the line's
    write (`append`: flock, write, fsync) inline, through a worker thread and as the server writes it
    (`append_async`: on the event loop while the disk is fast, its fsync by Linux AIO where there is), a worker
@@ -39,12 +39,14 @@ then `PYTHONPATH=/tmp/audit-old/src .venv/bin/python bench/audit.py` (the subpro
     .venv/bin/python bench/audit.py            # 600 rounds, 10 throughput slices per server (4 minutes quiet)
     .venv/bin/python bench/audit.py --quick    # 150 rounds, 4 slices
     .venv/bin/python bench/audit.py --baseline 5cf1595~1   # beside the code before group commit
+    .venv/bin/python bench/audit.py --stdio-only --rounds 30 --slices 60   # the throughput verdict, over stdio only
 """
 
 import argparse
 import contextlib
 import json
 import math
+import random
 import shutil
 import statistics
 import tempfile
@@ -102,14 +104,16 @@ def students(result: CallToolResult) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def servers(
-    folder: Path, ram: Path | None, service_url: str, baselines: list[tuple[str, Path]]
+    folder: Path, ram: Path | None, service_url: str, baselines: list[tuple[str, Path]], stdio_only: bool = False
 ) -> AsyncIterator[list[Server]]:
     """The servers, connected: in process and over stdio, each without and with an audit file (and in process with
     its file in `ram`, a tmpfs folder, if there is one; over stdio, one with its file in `ram` and, with
-    each of `baselines`, one running that revision's source: shown beside, not judged)."""
+    each of `baselines`, one running that revision's source: shown beside, not judged). `stdio_only`: none in
+    process."""
     in_memory = [("in memory, audit off", None), ("in memory, audit on", folder / "audit-memory.jsonl")]
     if ram is not None:
         in_memory.append(("in memory, audit on, file on tmpfs (fsync: no disk)", ram / "audit-memory.jsonl"))
+    in_memory = [] if stdio_only else in_memory
     async with contextlib.AsyncExitStack() as stack:
         found: list[Server] = []
         for name, path in in_memory:
@@ -268,19 +272,29 @@ def rate(calls_seconds: tuple[int, float]) -> float:
 
 
 def throughput_table(found: list[Server]) -> tuple[str, bool]:
-    rows = ["| server | calls/s | audited / unaudited calls/s, median of rounds | lowest – highest round | server CPU "
-            "ms/call |", "|---|---:|---:|---:|---:|"]  # fmt: skip
+    rows = ["| server | calls/s | audited / unaudited calls/s, median of rounds | 95 % interval of the median | "
+            "lowest – highest round | server CPU ms/call |", "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
     met = True
     for server in found:
         calls, seconds = sum_of(server.slices)
         cpu = f"{server.cpu_ms / calls:.2f}" if server.pid and calls else ""
-        ratio = spread = ""
+        ratio = interval = spread = ""
         if server.ratios:
             median = statistics.median(server.ratios)
             met = met and (median >= THROUGHPUT_TARGET or not server.judged)
-            ratio, spread = f"{median:.3f}", f"{min(server.ratios):.3f} – {max(server.ratios):.3f}"
-        rows.append(common.md_row([server.name, f"{calls / seconds:.1f}", ratio, spread, cpu]))
+            low, high = median_interval(server.ratios)
+            ratio, interval = f"{median:.3f}", f"{low:.3f} – {high:.3f}"
+            spread = f"{min(server.ratios):.3f} – {max(server.ratios):.3f}"
+        rows.append(common.md_row([server.name, f"{calls / seconds:.1f}", ratio, interval, spread, cpu]))
     return "\n".join(rows), met
+
+
+def median_interval(ratios: list[float], resamples: int = 2000) -> tuple[float, float]:
+    """A 95 % bootstrap interval of the median of `ratios` (seeded: the same rounds give the same interval): how far
+    the run's median could be from the machine's, given how much its rounds vary."""
+    draw = random.Random(0)
+    medians = sorted(statistics.median(draw.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    return medians[int(resamples * 0.025)], medians[int(resamples * 0.975) - 1]
 
 
 def report(
@@ -323,6 +337,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=8, help="calls in flight for throughput (default 8)")
     parser.add_argument("--slice", type=float, default=2.0, help="seconds of an ABBA pair's two slices (default 2)")
     parser.add_argument("--slices", type=int, help="throughput rounds (default 10, quick 4)")
+    parser.add_argument("--stdio-only", action="store_true", help="no server in this process: more rounds a minute")
     parser.add_argument(
         "--baseline", metavar="REV", action="append", default=[], help="one more audited stdio server on REV's src"
     )
@@ -342,7 +357,7 @@ async def main(argv: list[str] | None = None) -> int:
         with contextlib.ExitStack() as sources:
             old = [(rev, sources.enter_context(common.baseline_src(rev))) for rev in args.baseline]
             async with common.data_service(folder, db_url, "WARNING") as service:
-                async with servers(folder, ram, service.url, old) as found:
+                async with servers(folder, ram, service.url, old, args.stdio_only) as found:
                     expected = await measure(found, args.rounds, args.warmup)
                     await throughput(found, expected, args)
                     result = await found[0].call()

@@ -164,7 +164,8 @@ async def test_the_browser_page_decides_once(service_app: FastAPI, era: str, mon
     server = server_for(service_app, writes=True, konfirmasi=["halaman"], stdio_scope=["kamar:Aisyah 2"])
     async with Client(server, mode=era, cache=None) as client:
         waiting = await call_ok(client, "catat_prestasi", WRITE)
-        [url] = opened
+        await call_ok(client, "catat_prestasi", {**WRITE, "tanggal": "2026-10-22"})  # keeps the page bound
+        url = opened[0]
         parts = urlsplit(url)
         origin, yes = f"{parts.scheme}://{parts.netloc}", {"rahasia": parts.fragment, "keputusan": "setuju"}
         async with httpx2.AsyncClient(headers={"Origin": origin}) as http:
@@ -172,7 +173,7 @@ async def test_the_browser_page_decides_once(service_app: FastAPI, era: str, mon
             decided = await http.post(f"{origin}{parts.path}/keputusan", json=yes)
             replay = await http.post(f"{origin}{parts.path}/keputusan", json=yes)
         checked = await call_ok(client, "cek_usulan", {"id_usulan": waiting["id_usulan"]})
-    assert waiting["hasil"] == "menunggu" and asked.json()["pertanyaan"] == QUESTION
+    assert waiting["hasil"] == "menunggu" and asked.json()["pertanyaan"] == QUESTION and len(opened) == 2
     assert (decided.status_code, replay.status_code, checked["status"]) == (200, 409, "ditulis")
     assert len(await stored(service_app)) == 1
 

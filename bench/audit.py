@@ -110,10 +110,11 @@ async def servers(
     its file in `ram`, a tmpfs folder, if there is one; over stdio, one with its file in `ram` and, with
     each of `baselines`, one running that revision's source: shown beside, not judged). `stdio_only`: none in
     process."""
-    in_memory = [("in memory, audit off", None), ("in memory, audit on", folder / "audit-memory.jsonl")]
-    if ram is not None:
-        in_memory.append(("in memory, audit on, file on tmpfs (fsync: no disk)", ram / "audit-memory.jsonl"))
-    in_memory = [] if stdio_only else in_memory
+    in_memory: list[tuple[str, Path | None]] = []
+    if not stdio_only:
+        in_memory += [("in memory, audit off", None), ("in memory, audit on", folder / "audit-memory.jsonl")]
+        if ram is not None:
+            in_memory.append(("in memory, audit on, file on tmpfs (fsync: no disk)", ram / "audit-memory.jsonl"))
     async with contextlib.AsyncExitStack() as stack:
         found: list[Server] = []
         for name, path in in_memory:
@@ -122,7 +123,8 @@ async def servers(
             judged = path is None or path.parent == folder
             found.append(Server(name, "in memory", caller(client), path, judged=judged))
         serve = [common.EXECUTABLE, "--log-level", "WARNING", "serve"]
-        stdio = [("stdio, audit off", None, {}), ("stdio, audit on", folder / "audit-stdio.jsonl", {})]
+        stdio: list[tuple[str, Path | None, dict[str, str]]] = [("stdio, audit off", None, {})]
+        stdio.append(("stdio, audit on", folder / "audit-stdio.jsonl", {}))
         if ram is not None:
             stdio.append(("stdio, audit on, file on tmpfs (fsync: no disk)", ram / "audit-stdio.jsonl", {}))
         for n, (rev, src) in enumerate(baselines):

@@ -94,9 +94,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     init_schema(engine)
     with engine.begin() as conn:
         crud_common.rekey_names(conn)
-    with make_sessionmaker(engine)() as session, session.begin():
-        if stale := crud_hafalan.refresh_stale(session):
-            log.info("hafalan progress summed up afresh for %d students written by another tool", stale)
+    crud_hafalan.sum_up_waiting(make_sessionmaker(engine))
     analyse_if_needed(engine)
 
     @asynccontextmanager

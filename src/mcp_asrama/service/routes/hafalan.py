@@ -4,7 +4,7 @@ deposits, and memorisation progress per student."""
 from datetime import date
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Depends, HTTPException, Query, Request, Response
 
 from mcp_asrama import quran
 from mcp_asrama.service import records
@@ -79,7 +79,9 @@ def daftar_hafalan(
 
 @router.get("/progres", response_model=ProgresHafalan, response_model_exclude_none=True, responses=records.ERRORS)
 def progres_hafalan(
+    request: Request,
     session: SessionDep,
+    later: BackgroundTasks,
     id_anak: IdAnakFilter = None,
     kelas: Filter = None,
     kamar: Filter = None,
@@ -89,6 +91,8 @@ def progres_hafalan(
     the last deposit, and the ziyadah ayat per week over the last 28 days; most ayat first. `limit`: only the first
     that many students (the count and averages stay those of all). 404 for an unknown `id_anak`."""
     school = crud.progres(session, id_anak=id_anak, kelas=kelas, kamar=kamar, today=date.today(), limit=limit)
+    if school.waiting:  # counted from their deposits this time; once the answer went out, kept for the next reads
+        later.add_task(crud.sum_up_waiting, request.app.state.sessions)
     if id_anak and not school.jumlah_anak and crud_anak.get_anak(session, id_anak) is None:
         raise HTTPException(status_code=404, detail="Anak tidak ditemukan")
     data = [ProgresAnak.model_validate(p, from_attributes=True) for p in school.data]

@@ -108,6 +108,16 @@ def assert_same_answers(engine: Engine, rng: random.Random, ids: list[str]) -> N
                     assert got.total == {k: sum(r[k] for r in rows) for k in (*STATUS_ABSENSI, "tidak_hadir")}
 
 
+def a_school(db_url: str, rng: random.Random, n: int, *, days_each: int) -> list[str]:
+    """`n` students stored with attendance on up to `days_each` random days each; their ids."""
+    anak = students(rng, n)
+    ids = [a["id"] for a in anak]
+    days = [{"tanggal": a_day(rng, 60), "id_anak": i, "status": rng.choice(STATUS_ABSENSI)} for i in ids * days_each]
+    absensi = list({(r["tanggal"], r["id_anak"]): r for r in days}.values())
+    insert_rows(db_url, kamar=TUTORIAL_KAMAR, anak=anak, absensi=absensi)
+    return ids
+
+
 def roll_call(rng: random.Random, ids: list[str]) -> list[dict[str, Any]]:
     return [
         {"id_anak": i, "status": rng.choice(STATUS_ABSENSI), "keterangan": rng.choice([None, "x"])}
@@ -178,12 +188,7 @@ async def test_kept_answers_equal_the_recount_after_every_kind_of_write(db_url: 
 
 async def test_a_service_start_sums_up_the_students_another_tool_wrote(db_url: str) -> None:
     rng = random.Random(9)
-    anak = students(rng, 12)
-    ids = [a["id"] for a in anak]
-    days = [{"tanggal": a_day(rng, 60), "id_anak": i, "status": rng.choice(STATUS_ABSENSI)} for i in ids * 3]
-    insert_rows(
-        db_url, kamar=TUTORIAL_KAMAR, anak=anak, absensi=list({(r["tanggal"], r["id_anak"]): r for r in days}.values())
-    )
+    ids = a_school(db_url, rng, 12, days_each=3)
     engine = make_engine(db_url)
     try:
         another_tool_writes(engine, rng, ids)
@@ -269,12 +274,7 @@ async def test_a_read_that_finds_students_another_tool_wrote_has_them_summed_up_
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(31)
-    anak = students(rng, 14)
-    ids = [a["id"] for a in anak]
-    days = [{"tanggal": a_day(rng, 60), "id_anak": i, "status": rng.choice(STATUS_ABSENSI)} for i in ids * 2]
-    insert_rows(
-        db_url, kamar=TUTORIAL_KAMAR, anak=anak, absensi=list({(r["tanggal"], r["id_anak"]): r for r in days}.values())
-    )
+    ids = a_school(db_url, rng, 14, days_each=2)
     engine, refused = make_engine(db_url), refusing_writes(db_url)
     try:
         async for client in serve_db(db_url):

@@ -11,7 +11,8 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    over stdio write their files on tmpfs (/dev/shm, if there is one), where fsync reaches no disk: the audit's cost
    without the disk's (`--stdio-only`: none in process); with `--baseline REV` (repeatable),
    one more audited stdio server runs revision REV's source (`git archive`, on PYTHONPATH): before and after in the
-   same run;
+   same run; with `--http`, a pair of `mcp-asrama serve --transport http` processes (stateless, rate limit lifted)
+   under the SDK's HTTP client, as a school's server for many staff runs;
 3. `cari_anak` (`kelas=7A, limit=20`: 20 students disclosed per call) is sent to each, 2026-07-28 era, as a
    round trip on the wire (`session.send_request`); every answer is checked to list the same students, and the
    audited servers' files to hold one line per timed call, chained intact (`audit_check.verify`);
@@ -104,12 +105,17 @@ def students(result: CallToolResult) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def servers(
-    folder: Path, ram: Path | None, service_url: str, baselines: list[tuple[str, Path]], stdio_only: bool = False
+    folder: Path,
+    ram: Path | None,
+    service_url: str,
+    baselines: list[tuple[str, Path]],
+    stdio_only: bool = False,
+    http: bool = False,
 ) -> AsyncIterator[list[Server]]:
     """The servers, connected: in process and over stdio, each without and with an audit file (and in process with
     its file in `ram`, a tmpfs folder, if there is one; over stdio, one with its file in `ram` and, with
     each of `baselines`, one running that revision's source: shown beside, not judged). `stdio_only`: none in
-    process."""
+    process. `http`: a pair of `mcp-asrama serve --transport http` processes too (stateless, the SDK's client)."""
     in_memory: list[tuple[str, Path | None]] = []
     if not stdio_only:
         in_memory += [("in memory, audit off", None), ("in memory, audit on", folder / "audit-memory.jsonl")]
@@ -123,8 +129,10 @@ async def servers(
             judged = path is None or path.parent == folder
             found.append(Server(name, "in memory", caller(client), path, judged=judged))
         serve = [common.EXECUTABLE, "--log-level", "WARNING", "serve"]
-        stdio: list[tuple[str, Path | None, dict[str, str]]] = [("stdio, audit off", None, {})]
-        stdio.append(("stdio, audit on", folder / "audit-stdio.jsonl", {}))
+        stdio: list[tuple[str, Path | None, dict[str, str]]] = [
+            ("stdio, audit off", None, {}),
+            ("stdio, audit on", folder / "audit-stdio.jsonl", {}),
+        ]
         if ram is not None:
             stdio.append(("stdio, audit on, file on tmpfs (fsync: no disk)", ram / "audit-stdio.jsonl", {}))
         for n, (rev, src) in enumerate(baselines):
@@ -134,6 +142,15 @@ async def servers(
             env = common.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=common.TOKEN, **extra)
             client, pid = await common.stdio_session(stack, serve, env, folder / f"stdio-{n}.log", PROTOCOL)
             found.append(Server(name, "stdio", caller(client), path, judged=n < 2, pid=pid))
+        over_http: list[tuple[str, Path | None]] = [
+            ("http, audit off", None),
+            ("http, audit on", folder / "audit-http.jsonl"),
+        ]
+        for n, (name, path) in enumerate(over_http if http else []):
+            env = common.server_env(folder, service_url, **({"ASRAMA_AUDIT_LOG": str(path)} if path else {}))
+            running = await stack.enter_async_context(common.mcp_http_server(folder, env, "WARNING", f"mcp-http-{n}"))
+            client = await stack.enter_async_context(Client(f"{running.url}/mcp", mode=PROTOCOL, cache=None))
+            found.append(Server(name, "http", caller(client), path, pid=running.pid))
         yield found
 
 
@@ -340,6 +357,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slice", type=float, default=2.0, help="seconds of an ABBA pair's two slices (default 2)")
     parser.add_argument("--slices", type=int, help="throughput rounds (default 10, quick 4)")
     parser.add_argument("--stdio-only", action="store_true", help="no server in this process: more rounds a minute")
+    parser.add_argument("--http", action="store_true", help="a pair of MCP servers over HTTP too (many staff)")
     parser.add_argument(
         "--baseline", metavar="REV", action="append", default=[], help="one more audited stdio server on REV's src"
     )
@@ -359,7 +377,7 @@ async def main(argv: list[str] | None = None) -> int:
         with contextlib.ExitStack() as sources:
             old = [(rev, sources.enter_context(common.baseline_src(rev))) for rev in args.baseline]
             async with common.data_service(folder, db_url, "WARNING") as service:
-                async with servers(folder, ram, service.url, old, args.stdio_only) as found:
+                async with servers(folder, ram, service.url, old, args.stdio_only, args.http) as found:
                     expected = await measure(found, args.rounds, args.warmup)
                     await throughput(found, expected, args)
                     result = await found[0].call()

@@ -12,7 +12,8 @@ A script, not a test (pytest never collects it). In one run, on this machine:
    without the disk's (`--stdio-only`: none in process); with `--baseline REV` (repeatable),
    one more audited stdio server runs revision REV's source (`git archive`, on PYTHONPATH): before and after in the
    same run; with `--http`, a pair of `mcp-asrama serve --transport http` processes (stateless, rate limit lifted)
-   under the SDK's HTTP client, as a school's server for many staff runs;
+   under the SDK's HTTP client, as a school's server for many staff runs (and with `--baseline`, one more audited
+   for each REV);
 3. `cari_anak` (`kelas=7A, limit=20`: 20 students disclosed per call) is sent to each, 2026-07-28 era, as a
    round trip on the wire (`session.send_request`); every answer is checked to list the same students, and the
    audited servers' files to hold one line per timed call, chained intact (`audit_check.verify`);
@@ -115,7 +116,8 @@ async def servers(
     """The servers, connected: in process and over stdio, each without and with an audit file (and in process with
     its file in `ram`, a tmpfs folder, if there is one; over stdio, one with its file in `ram` and, with
     each of `baselines`, one running that revision's source: shown beside, not judged). `stdio_only`: none in
-    process. `http`: a pair of `mcp-asrama serve --transport http` processes too (stateless, the SDK's client)."""
+    process. `http`: a pair of `mcp-asrama serve --transport http` processes too (stateless, the SDK's client), and
+    one more audited for each of `baselines`."""
     in_memory: list[tuple[str, Path | None]] = []
     if not stdio_only:
         in_memory += [("in memory, audit off", None), ("in memory, audit on", folder / "audit-memory.jsonl")]
@@ -142,15 +144,19 @@ async def servers(
             env = common.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=common.TOKEN, **extra)
             client, pid = await common.stdio_session(stack, serve, env, folder / f"stdio-{n}.log", PROTOCOL)
             found.append(Server(name, "stdio", caller(client), path, judged=n < 2, pid=pid))
-        over_http: list[tuple[str, Path | None]] = [
-            ("http, audit off", None),
-            ("http, audit on", folder / "audit-http.jsonl"),
-        ]
-        for n, (name, path) in enumerate(over_http if http else []):
-            env = common.server_env(folder, service_url, **({"ASRAMA_AUDIT_LOG": str(path)} if path else {}))
+        over_http: list[tuple[str, Path | None, dict[str, str]]] = []
+        if http:
+            over_http += [("http, audit off", None, {}), ("http, audit on", folder / "audit-http.jsonl", {})]
+            for n, (rev, src) in enumerate(baselines):
+                over_http.append(
+                    (f"http, audit on, code of {rev}", folder / f"audit-http-old-{n}.jsonl", {"PYTHONPATH": str(src)})
+                )
+        for n, (name, path, extra) in enumerate(over_http):
+            extra |= {"ASRAMA_AUDIT_LOG": str(path)} if path else {}
+            env = common.server_env(folder, service_url, **extra)
             running = await stack.enter_async_context(common.mcp_http_server(folder, env, "WARNING", f"mcp-http-{n}"))
             client = await stack.enter_async_context(Client(f"{running.url}/mcp", mode=PROTOCOL, cache=None))
-            found.append(Server(name, "http", caller(client), path, pid=running.pid))
+            found.append(Server(name, "http", caller(client), path, judged=n < 2, pid=running.pid))
         yield found
 
 
@@ -359,7 +365,11 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stdio-only", action="store_true", help="no server in this process: more rounds a minute")
     parser.add_argument("--http", action="store_true", help="a pair of MCP servers over HTTP too (many staff)")
     parser.add_argument(
-        "--baseline", metavar="REV", action="append", default=[], help="one more audited stdio server on REV's src"
+        "--baseline",
+        metavar="REV",
+        action="append",
+        default=[],
+        help="one more audited server on REV's src (stdio; HTTP too with --http)",
     )
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (150 if args.quick else 600)

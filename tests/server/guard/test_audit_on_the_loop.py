@@ -1,6 +1,6 @@
 """The server's audit lines are written on its event loop while the disk is fast: no thread to wake for a lone line,
 and on Linux the fsync goes to the kernel (Linux AIO) while the loop serves on, the lines that come meanwhile forming
-the next batch; the lines of requests running together share one fsync (a line waits for them at most `_WINDOW`), a
+the next batch; the lines queued in one turn of the loop share one fsync, a line never waits for lines still to come, a
 failed fsync fails every line of its batch with its errno, and a slow write moves writing to the writer thread until
 a fast batch there brings it back. Without Linux AIO the loop waits for each fsync, and a slow one moves writing off
 the loop. `os.fsync`, `os.write` and the kernel's AIO are wrapped as in test_audit_group_commit (the OS, not our
@@ -10,7 +10,6 @@ import asyncio
 import errno
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 from fastapi import FastAPI
 from mcp import Client
 
-from mcp_asrama.server.guard import audit, audit_aio, audit_check, audit_log
+from mcp_asrama.server.guard import audit_aio, audit_check, audit_log
 from tests.server.conftest import server_for
 from tests.server.guard.test_audit_group_commit import KERNEL, Disk, entries, line
 
@@ -48,7 +47,6 @@ async def ticking(ticks: list[int]) -> None:
 async def test_a_lone_line_is_written_on_the_loop_at_once_and_no_thread_starts(
     writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(audit_log, "_WINDOW", 60.0)  # were it to wait, the test would time out
     disk = Disk(writer, monkeypatch)
     with anyio.fail_after(10):
         written = [await writer.append_async(line("lone", n)) for n in range(3)]
@@ -59,44 +57,18 @@ async def test_a_lone_line_is_written_on_the_loop_at_once_and_no_thread_starts(
     assert audit_check.verify(writer.path)[1].startswith("intact: 3 entries")
 
 
-async def test_the_lines_of_requests_running_together_wait_for_each_other_and_share_one_fsync(
+async def test_the_lines_queued_in_one_turn_of_the_loop_share_one_fsync(
     writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(audit_log, "_WINDOW", 60.0)  # only the last request's end lets the batch go
     disk = Disk(writer, monkeypatch)
-    ends = [anyio.Event() for _ in range(3)]
-    written: dict[int, int] = {}
-
-    async def request(n: int) -> None:
-        with writer.coming():
-            await ends[n].wait()
-        written[n] = (await writer.append_async(line("request", n)))["seq"]
-
     with anyio.fail_after(10):
-        async with anyio.create_task_group() as group:
-            for n in range(3):
-                group.start_soon(request, n)
-            await anyio.sleep(0.01)
-            for n in (2, 0):
-                ends[n].set()
-                await anyio.sleep(0.01)
-                assert not written and disk.fsyncs == 0  # their lines wait for the request still running
-            ends[1].set()
+        assert (await writer.append_async(line("first", 0)))["seq"] == 1
+        together = [writer.append_async(line("together", n)) for n in range(3)]
+        written = [entry["seq"] for entry in await asyncio.gather(*together)]
 
-    assert sorted(written.values()) == [1, 2, 3] and disk.lines == [3] and disk.fsyncs == 1
-    assert [e["n"] for e in entries(writer.path)] == [2, 0, 1]
-
-
-async def test_a_line_waits_for_running_requests_no_longer_than_the_window(
-    writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(audit_log, "_WINDOW", 0.05)
-    disk = Disk(writer, monkeypatch)
-    with writer.coming(), anyio.fail_after(10):  # a request that runs on meanwhile
-        started = time.monotonic()
-        assert (await writer.append_async(line("request", 0)))["seq"] == 1
-        waited = time.monotonic() - started
-    assert 0.04 <= waited < 5 and disk.lines == [1]
+    assert written == [2, 3, 4] and disk.lines == [1, 3] and disk.fsyncs == 2
+    assert disk.durable == writer.path.stat().st_size
+    assert audit_check.verify(writer.path)[1].startswith("intact: 4 entries")
 
 
 async def test_a_failed_fsync_on_the_loop_fails_every_line_of_its_batch_with_its_errno_and_the_chain_goes_on(
@@ -258,11 +230,8 @@ async def test_on_linux_the_loop_hands_its_fsync_to_the_kernel(writer: audit_log
         os.close(write)
 
 
-async def test_a_listen_stream_open_holds_no_line_back(
-    service_app: FastAPI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A stream stays open: the lines of calls meanwhile do not wait for it (were they to, the window is a minute)."""
-    monkeypatch.setattr(audit_log, "_WINDOW", 60.0)
+async def test_a_listen_stream_open_holds_no_line_back(service_app: FastAPI, tmp_path: Path) -> None:
+    """A stream stays open: the lines of calls meanwhile go out without it, and its own when it ends."""
     path = tmp_path / "audit.jsonl"
     server = server_for(service_app, audit_log=path)
     async with (
@@ -272,6 +241,4 @@ async def test_a_listen_stream_open_holds_no_line_back(
         with anyio.fail_after(10):
             for _ in range(3):
                 assert not (await client.call_tool("detail_anak", {"id_anak": "A001"})).is_error
-    [auditor] = [m for m in server.middleware if isinstance(m, audit.Auditor)]
-    assert auditor.log._coming == 0
     assert [e["method"] for e in entries(path)] == ["tools/call"] * 3 + ["subscriptions/listen"]

@@ -93,8 +93,6 @@ DISCLOSING = frozenset(
         "resources/subscribe",
     }
 )
-# Requests that stay open (their line comes when they end): other lines never wait for them to share an fsync.
-STREAMS = frozenset({"subscriptions/listen"})
 # What cannot: never in the chain. Any method in neither set (one we do not know) is audited.
 UNAUDITED = NO_DATA_METHODS | {"logging/setLevel"}
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -282,11 +280,8 @@ class Auditor:
         declared: set[str] = set()
         written: dict[str, Any] = {}
         health: list[Any] = []
-        # While the handler runs, what it declares is gathered, and the log knows this request's line is to come
-        # (not a stream's, which stays open); both end before the line is written.
-        coming = contextlib.nullcontext() if ctx.method in STREAMS else self.log.coming()
         try:
-            with _declaring(declared, written, health), coming:
+            with _declaring(declared, written, health):  # what the handler declares is gathered
                 result = await call_next(ctx)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):

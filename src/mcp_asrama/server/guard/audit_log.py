@@ -7,8 +7,8 @@ every caller of that batch: none is reported durable). In the process one batch 
 - for callers on the event loop (`append_async`, the server's), on the loop itself while the disk is fast (the last
   batch took at most `_FAST`): no thread to wake. The loop writes the batch and, on Linux, submits its `fsync` to the
   kernel (`audit_aio`): it serves on until the `fsync` ends, and the lines that come meanwhile form the next batch;
-  elsewhere it waits for the `fsync`. A line waits for the lines of the requests still running (`coming`), at most
-  `_WINDOW`, so that they share the `fsync`; a lone request's line goes out at once. After a slower batch, batches go
+  elsewhere it waits for the `fsync`. A line never waits for lines still to come: one that finds no batch in flight
+  goes out in the loop's next turn, with the lines queued by then. After a slower batch, batches go
   to the log's writer thread, which wakes the loop once per batch and ends after a second idle, so that a slow disk
   never stalls the loop; a fast batch there brings them back.
 Between processes `flock` serializes them (POSIX; on Windows assume one writer). The file stays open between lines;
@@ -29,7 +29,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 
 _IDLE = 1.0  # seconds the writer thread waits for a line before it ends (the next `append_async` starts another)
 _FAST = 0.002  # seconds the loop may be held by a batch (its write; its fsync too without Linux AIO) and keep them
-_WINDOW = 0.002  # seconds a line on the event loop waits, at most, for the lines of requests still running
 
 
 @dataclass(eq=False)
@@ -114,8 +113,7 @@ class AuditLog:
         self._work = threading.Condition(lock)  # wakes the writer thread: lines wait and no batch is in flight
         self._writer = 0  # the process whose writer thread runs (0: none; another pid: inherited through a fork)
         self._slow = False  # the last batch took longer than `_FAST`: the writer thread writes the loop's lines
-        self._coming = 0  # requests running on the event loop whose lines are still to come (`coming`)
-        self._flush: tuple[asyncio.AbstractEventLoop, asyncio.Handle | asyncio.TimerHandle] | None = None
+        self._flush: tuple[asyncio.AbstractEventLoop, asyncio.Handle] | None = None  # the loop's next batch, planned
         self._aio: dict[asyncio.AbstractEventLoop, audit_aio.LoopFsync | None] = {}  # each loop's (None: none)
         self._syncing: asyncio.Task[float] | None = None  # the loop's batch waiting for its fsync
         self._known: tuple[int, int, int] | None = None  # (device, inode, size) after our last write
@@ -143,16 +141,6 @@ class AuditLog:
         self._batch(batch)
         return ticket.outcome()
 
-    @contextlib.contextmanager
-    def coming(self) -> Iterator[None]:
-        """On the event loop, around a request whose line will follow: while it runs, the lines of others may wait
-        for it (at most `_WINDOW`) to share their `fsync`. Leave out a request that stays open (a stream)."""
-        self._coming += 1
-        try:
-            yield
-        finally:
-            self._coming -= 1
-
     async def append_async(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """`append` for a caller on an asyncio event loop, without a thread per call: the line joins the queue and
         its batch is written on the loop (or, after a slow batch, by the log's writer thread, started when needed,
@@ -166,18 +154,17 @@ class AuditLog:
             if slow:
                 self._wake_writer()
         if not slow:
-            self._schedule(loop, self._coming <= 0)
+            self._schedule(loop)
         return await future
 
-    def _schedule(self, loop: asyncio.AbstractEventLoop, now: bool) -> None:
-        """Have the loop write the queue: at once (`now`), else within `_WINDOW`."""
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Have the loop write the queue in its next turn."""
         if self._flush is not None:
             planned_on, planned = self._flush
-            if planned_on is loop and not (now and isinstance(planned, asyncio.TimerHandle)):
+            if planned_on is loop:
                 return  # it will take this line too
             planned.cancel()
-        handle = loop.call_soon(self._on_loop, loop) if now else loop.call_later(_WINDOW, self._on_loop, loop)
-        self._flush = (loop, handle)
+        self._flush = (loop, loop.call_soon(self._on_loop, loop))
 
     def _on_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """On the loop: write the queue as one batch, unless a batch is in flight or the disk got slow (then the
@@ -234,7 +221,7 @@ class AuditLog:
         self._syncing = None
         self._ended(batch, loop, 0.0 if task.cancelled() or task.exception() else task.result())
         if self._queue and not self._slow:
-            self._schedule(loop, True)
+            self._schedule(loop)
 
     def _wake_writer(self) -> None:
         """(Under the lock.) Have the writer thread write the queue: start it, or wake it if it waits idle."""

@@ -104,6 +104,14 @@ def students(result: CallToolResult) -> list[str]:
     return [row["id"] for row in result.structured_content["data"]]
 
 
+def revisions(kind: str, folder: Path, baselines: list[tuple[str, Path]]) -> list[tuple[str, Path, dict[str, str]]]:
+    """One audited `kind` server (name, audit file, environment) for each revision's source in `baselines`."""
+    return [
+        (f"{kind}, audit on, code of {rev}", folder / f"audit-{kind}-old-{n}.jsonl", {"PYTHONPATH": str(src)})
+        for n, (rev, src) in enumerate(baselines)
+    ]
+
+
 @contextlib.asynccontextmanager
 async def servers(
     folder: Path,
@@ -137,8 +145,7 @@ async def servers(
         ]
         if ram is not None:
             stdio.append(("stdio, audit on, file on tmpfs (fsync: no disk)", ram / "audit-stdio.jsonl", {}))
-        for n, (rev, src) in enumerate(baselines):
-            stdio.append((f"stdio, audit on, code of {rev}", folder / f"audit-old-{n}.jsonl", {"PYTHONPATH": str(src)}))
+        stdio += revisions("stdio", folder, baselines)
         for n, (name, path, extra) in enumerate(stdio):
             extra |= {"ASRAMA_AUDIT_LOG": str(path)} if path else {}
             env = common.clean_env(folder, ASRAMA_API_URL=service_url, ASRAMA_API_TOKEN=common.TOKEN, **extra)
@@ -147,10 +154,7 @@ async def servers(
         over_http: list[tuple[str, Path | None, dict[str, str]]] = []
         if http:
             over_http += [("http, audit off", None, {}), ("http, audit on", folder / "audit-http.jsonl", {})]
-            for n, (rev, src) in enumerate(baselines):
-                over_http.append(
-                    (f"http, audit on, code of {rev}", folder / f"audit-http-old-{n}.jsonl", {"PYTHONPATH": str(src)})
-                )
+            over_http += revisions("http", folder, baselines)
         for n, (name, path, extra) in enumerate(over_http):
             extra |= {"ASRAMA_AUDIT_LOG": str(path)} if path else {}
             env = common.server_env(folder, service_url, **extra)

@@ -19,8 +19,10 @@ given = $(if $(filter command line,$(origin $(1))),$(2) $($(1)))
 run: $(RUNTIME)
 	$(BIN)/mcp-asrama demo $(call given,PORT,--port) $(call given,MCP_PORT,--mcp-port)
 
+# The test files spread over the CPUs (at most 4 workers), each file's tests on one worker (its module fixtures
+# built once); the 20 slowest tests listed at the end.
 test: $(STAMP) lint
-	$(BIN)/pytest
+	$(BIN)/pytest --numprocesses auto --maxprocesses 4 --dist loadfile --durations 20
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

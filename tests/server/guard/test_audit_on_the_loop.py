@@ -26,6 +26,16 @@ from tests.server.guard.test_audit_group_commit import KERNEL, Disk, entries, li
 pytestmark = pytest.mark.anyio
 
 
+SLOW = 0.3  # seconds the slow disks below take: well above the 0.1 s `fast_here` sets
+
+
+@pytest.fixture(autouse=True)
+def fast_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch counts as slow from 0.1 s here (the product's `_FAST` is 2 ms), so that a real fsync on a busy test
+    machine (tests run two at a time) never passes for a slow disk; the slow disks below take `SLOW`."""
+    monkeypatch.setattr(audit_log, "_FAST", 0.1)
+
+
 @pytest.fixture
 def writer(tmp_path: Path) -> audit_log.AuditLog:
     return audit_log.AuditLog(tmp_path / "audit.jsonl")
@@ -124,7 +134,7 @@ async def test_a_slow_write_moves_writing_off_the_loop_and_a_fast_one_brings_it_
     writer: audit_log.AuditLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     disk = Disk(writer, monkeypatch)
-    disk.write_pause = 0.05  # the write itself holds the loop: a disk that cannot keep up
+    disk.write_pause = SLOW  # the write itself holds the loop: a disk that cannot keep up
     await writer.append_async(line("slow", 0))  # on the loop, as the disk was fast
     disk.write_pause = 0.0
     await writer.append_async(line("fast", 0))  # on the writer thread; a fast batch
@@ -145,7 +155,7 @@ async def test_without_linux_aio_a_slow_fsync_moves_writing_off_the_loop_and_a_f
 
     async with anyio.create_task_group() as group:
         group.start_soon(ticking, ticks)
-        disk.pause = 0.1  # a slow disk
+        disk.pause = SLOW  # a slow disk
         await writer.append_async(line("slow", 0))  # on the loop, as the disk was fast: the loop waited
         before = ticks[0]
         await writer.append_async(line("slow", 1))  # on the writer thread: the loop went on

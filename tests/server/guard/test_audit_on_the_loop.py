@@ -32,7 +32,7 @@ SLOW = 0.3  # seconds the slow disks below take: well above the 0.1 s `fast_here
 @pytest.fixture(autouse=True)
 def fast_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """A batch counts as slow from 0.1 s here (the product's `_FAST` is 2 ms), so that a real fsync on a busy test
-    machine (tests run two at a time) never passes for a slow disk; the slow disks below take `SLOW`."""
+    machine (make test runs test files side by side) never passes for a slow disk; the slow disks take `SLOW`."""
     monkeypatch.setattr(audit_log, "_FAST", 0.1)
 
 
